@@ -1,0 +1,171 @@
+// MAIN world, document_start, all frames; last of three bridge files. It runs inside every page, so it
+// holds no secret and uses no extension API. It:
+//   1. wraps registerTool so results leave as JSON-safe text and a thrown error keeps the page's message
+//      (native WebMCP reports every failure as "UnknownError");
+//   2. lists this frame's tools through every API generation (document.modelContext, native or
+//      polyfill; Chrome 146-149's navigator.modelContextTesting) and pushes the list when it changes;
+//   3. runs calls that arrive over a private MessageChannel from content.js. The port is handed over
+//      once at document_start; later window messages are never read, so page scripts cannot forge traffic.
+(() => {
+  'use strict';
+  const slot = window.__webmcpNb;
+  delete window.__webmcpNb;
+  if (!slot || !window.isSecureContext) return;
+  const { toText, polyfilled } = slot;
+
+  // 1. Wrap execute at registration.
+  const thrown = new Map(); // tool name → recent errors, consumed by the call that sees a failure
+
+  function remember(name, error) {
+    const list = thrown.get(name) ?? [];
+    list.push({ at: performance.now(), name: error?.name ?? 'Error', message: String(error?.message ?? error) });
+    thrown.set(name, list.slice(-8));
+  }
+
+  function wrapTool(tool) {
+    if (!tool || typeof tool !== 'object' || typeof tool.execute !== 'function') return tool;
+    const { execute, name } = tool;
+    return {
+      ...tool,
+      async execute(...args) {
+        try {
+          return toText(await execute.apply(tool, args));
+        } catch (error) {
+          remember(name, error);
+          throw error;
+        }
+      },
+    };
+  }
+
+  function hook(target, method, mapArgs) {
+    const original = target?.[method];
+    if (typeof original !== 'function') return;
+    Object.defineProperty(target, method, {
+      configurable: true,
+      writable: true,
+      value: function (...args) { return original.apply(this, mapArgs(args)); },
+    });
+  }
+
+  const mc = document.modelContext;
+  const testing = navigator.modelContextTesting;
+  hook(mc, 'registerTool', ([tool, ...rest]) => [wrapTool(tool), ...rest]);
+  if (testing) {
+    hook(navigator.modelContext, 'registerTool', ([tool, ...rest]) => [wrapTool(tool), ...rest]);
+    hook(navigator.modelContext, 'provideContext', ([context, ...rest]) =>
+      [{ ...context, tools: Array.from(context?.tools ?? [], wrapTool) }, ...rest]);
+  }
+
+  // 2. Backends: each lists its tools and runs them by name.
+  const parseSchema = (schema) => (typeof schema === 'string' ? JSON.parse(schema || 'null') : schema) ?? undefined;
+  const backends = [];
+  if (mc && typeof mc.getTools === 'function') {
+    const registered = new Map();
+    backends.push({
+      async list() {
+        registered.clear();
+        const tools = (await mc.getTools()).filter((t) => !t.window || t.window === window);
+        for (const tool of tools) registered.set(tool.name, tool);
+        return tools.map((t) => ({
+          name: t.name, title: t.title, description: t.description, inputSchema: parseSchema(t.inputSchema),
+          annotations: t.annotations, source: polyfilled ? 'polyfill' : 'native',
+        }));
+      },
+      has: (name) => registered.has(name),
+      execute: (name, input, signal) => mc.executeTool(registered.get(name), input, { signal }),
+      onChange: (callback) => mc.addEventListener('toolchange', callback),
+    });
+  }
+  if (testing && typeof testing.listTools === 'function') {
+    let names = new Set();
+    backends.push({
+      async list() {
+        const tools = await testing.listTools();
+        names = new Set(tools.map((t) => t.name));
+        return tools.map((t) => ({
+          name: t.name, description: t.description, inputSchema: parseSchema(t.inputSchema),
+          annotations: t.annotations, source: 'native',
+        }));
+      },
+      has: (name) => names.has(name),
+      execute: (name, input) => testing.executeTool(name, JSON.stringify(input)),
+      onChange: (callback) => testing.registerToolsChangedCallback?.(callback),
+    });
+  }
+
+  async function listTools() {
+    const lists = await Promise.all(backends.map((b) => b.list().catch(() => [])));
+    return JSON.parse(toText(lists.flat()));
+  }
+
+  // 3. The channel to content.js and the messages on it.
+  let port = null;
+  const outbox = [];
+  const post = (message) => (port ? port.postMessage(message) : outbox.push(message));
+
+  let announced = false;
+  let pushTimer = 0;
+  async function pushTools(syncId) {
+    const tools = await listTools();
+    if (tools.length === 0 && !announced && syncId === undefined) return;
+    announced = true;
+    post({ type: 'tools', syncId, tools, url: location.href, title: document.title });
+  }
+  const schedulePush = () => {
+    clearTimeout(pushTimer);
+    pushTimer = setTimeout(() => pushTools(), 0);
+  };
+  for (const backend of backends) backend.onChange(schedulePush);
+  schedulePush();
+
+  const running = new Map(); // call id → AbortController
+
+  function failure(code, message, data) {
+    return { code, message, ...(data === undefined ? {} : { data }) };
+  }
+
+  async function call({ id, name, input, maxChars }) {
+    const started = performance.now();
+    const controller = new AbortController();
+    running.set(id, controller);
+    try {
+      let backend = backends.find((b) => b.has(name));
+      if (!backend) {
+        await listTools();
+        backend = backends.find((b) => b.has(name));
+      }
+      if (!backend) return post({ type: 'result', id, ok: false, error: failure('TOOL_NOT_FOUND', `No tool named "${name}" in this frame`) });
+      const value = await backend.execute(name, input ?? {}, controller.signal);
+      const text = typeof value === 'string' ? value : toText(value);
+      if (text.length > maxChars) {
+        return post({ type: 'result', id, ok: false, error: failure('RESULT_TOO_LARGE',
+          `The result of "${name}" is ${text.length} characters, over the ${maxChars} limit`,
+          { size: text.length, limit: maxChars }) });
+      }
+      post({ type: 'result', id, ok: true, text });
+    } catch (error) {
+      const own = (thrown.get(name) ?? []).find((e) => e.at >= started);
+      if (own) thrown.get(name).splice(thrown.get(name).indexOf(own), 1);
+      const { name: kind, message } = own ?? { name: error?.name ?? 'Error', message: String(error?.message ?? error) };
+      post({ type: 'result', id, ok: false, error: failure('TOOL_ERROR', message, { name: kind }) });
+    } finally {
+      running.delete(id);
+    }
+  }
+
+  function onMessage({ data }) {
+    if (data?.type === 'call') call(data);
+    else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
+    else if (data?.type === 'sync') pushTools(data.syncId);
+  }
+
+  window.addEventListener('message', function takePort(event) {
+    if (event.source !== window || event.data?.type !== 'webmcp-nb:port' || !event.ports?.[0]) return;
+    event.stopImmediatePropagation();
+    window.removeEventListener('message', takePort, true);
+    port = event.ports[0];
+    port.onmessage = onMessage;
+    for (const message of outbox.splice(0)) port.postMessage(message);
+  }, true);
+})();

@@ -1,0 +1,50 @@
+"""webmcp-nb: a Jupyter notebook workbench for WebMCP.
+
+``wm.launch()`` starts a headless Chromium with the extension; ``wm.connect()`` attaches to your own
+Chrome through the relay daemon. Then ``tab.tools`` lists a page's tools and ``tab.call(...)`` runs one.
+"""
+
+from ._version import __version__
+from .browser import PNG, Browser, Tab
+from .connect import aconnect, connect
+from .demo_server import DemoServer, serve_demo
+from .errors import (
+    BrowserNotFoundError,
+    InvalidArgumentsError,
+    NavigatedError,
+    NotConnectedError,
+    ResultTooLargeError,
+    TabNotFoundError,
+    ToolError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    WebMCPError,
+)
+from .launch import alaunch, launch
+from .tools import Tool, ToolMap, ToolResult
+
+__all__ = [
+    "__version__",
+    "connect",
+    "aconnect",
+    "launch",
+    "alaunch",
+    "Browser",
+    "Tab",
+    "Tool",
+    "ToolMap",
+    "ToolResult",
+    "PNG",
+    "DemoServer",
+    "serve_demo",
+    "WebMCPError",
+    "BrowserNotFoundError",
+    "InvalidArgumentsError",
+    "NavigatedError",
+    "NotConnectedError",
+    "ResultTooLargeError",
+    "TabNotFoundError",
+    "ToolError",
+    "ToolNotFoundError",
+    "ToolTimeoutError",
+]

@@ -1,0 +1,394 @@
+"""``Browser`` and ``Tab``: the notebook's view of a connected Chrome/Chromium and its tabs.
+
+State comes from the relay (``hello``, then ``tab.updated``/``tab.removed`` notifications) and is kept
+in a mirror, so reading ``tab.tools`` never waits on the browser. Every action is an ``a*`` coroutine
+run on the library's loop, with a blocking twin of the same name without the ``a``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._loop import blocking, on_loop
+from .chromium import ChromiumProcess
+from .connection import Connection
+from .display import Markup, clip, table
+from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
+from .protocol import BrowserInfo, Method, TabInfo
+from .schema import validate_arguments
+from .tools import Tool, ToolMap, ToolResult
+
+__all__ = ["Browser", "Tab", "PNG", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
+
+DEFAULT_CALL_TIMEOUT = 30.0
+"""Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
+
+DEFAULT_MAX_RESULT_CHARS = 4_000_000
+"""Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
+
+NAVIGATION_TIMEOUT = 45.0
+REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+
+
+class PNG(bytes):
+    """PNG bytes that show as an image in a notebook."""
+
+    def _repr_png_(self) -> bytes:
+        return bytes(self)
+
+
+class Tab:
+    """One browser tab. ``tab.tools`` is a live mapping of the tools its frames registered."""
+
+    def __init__(self, browser: Browser, info: TabInfo) -> None:
+        self._browser = browser
+        self._info = info
+        self._tools_cache: tuple[int, dict[str, Tool]] | None = None
+
+    id = property(lambda self: self._info.id, doc="Chrome's tab id.")
+    url = property(lambda self: self._info.url, doc="The tab's current URL.")
+    title = property(lambda self: self._info.title, doc="The tab's current title.")
+    active = property(lambda self: self._info.active, doc="Whether it is the active tab of its window.")
+
+    @property
+    def closed(self) -> bool:
+        return self._browser._tabs.get(self.id) is not self
+
+    @property
+    def tools(self) -> ToolMap:
+        """The tab's tools by name (top frame first); the mapping follows the page as it changes."""
+        return ToolMap(self)
+
+    def _tool_objects(self) -> dict[str, Tool]:
+        info = self._info
+        if self._tools_cache is None or self._tools_cache[0] != id(info):
+            tools: dict[str, Tool] = {}
+            for tool_info in info.tools:
+                tools.setdefault(tool_info.name, Tool(self, tool_info))
+            self._tools_cache = (id(info), tools)
+        return self._tools_cache[1]
+
+    def _find_tool(self, name: str, frame: int | None) -> Tool:
+        if frame is None:
+            tool = self._tool_objects().get(name)
+            if tool is not None:
+                return tool
+        else:
+            for tool_info in self._info.tools:
+                if tool_info.name == name and tool_info.frame_id == frame:
+                    return Tool(self, tool_info)
+        names = ", ".join(self._tool_objects()) or "none"
+        where = f" in frame {frame}" if frame is not None else ""
+        raise ToolNotFoundError(
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {names}. "
+            f"If the page registers it later, use tab.wait_for_tool({name!r})."
+        )
+
+    # ----- calls -----
+
+    @on_loop
+    async def acall(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        /,
+        *,
+        frame: int | None = None,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> ToolResult:
+        """Call tool ``name`` with ``args`` and/or keyword arguments.
+
+        Arguments are checked against the tool's input schema first; a mismatch raises
+        ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
+        (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
+        """
+        arguments = {**(args or {}), **kwargs}
+        tool = self._find_tool(name, frame)
+        validate_arguments(name, tool.info.input_schema, arguments)
+        limit = timeout if timeout is not None else self._browser.call_timeout
+        params = {
+            "tabId": self.id,
+            "name": name,
+            "frameId": tool.frame_id,
+            "args": arguments,
+            "timeoutMs": int(limit * 1000),
+            "maxResultChars": self._browser.max_result_chars,
+        }
+        started = time.perf_counter()
+        reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
+        duration = (time.perf_counter() - started) * 1000
+        return ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+
+    call = blocking(acall)
+
+    @on_loop
+    async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
+        """Wait until the page registers ``name`` (it may do so after a search or a click)."""
+        await self._browser._wait_until(
+            lambda: name in self._tool_objects(), timeout, f"tool {name!r} on tab {self.id}"
+        )
+        return self._tool_objects()[name]
+
+    wait_for_tool = blocking(await_for_tool)
+
+    # ----- navigation and the rest -----
+
+    @on_loop
+    async def anavigate(self, url: str) -> Tab:
+        """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
+        self._update(
+            await self._browser._request(
+                Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT
+            )
+        )
+        return self
+
+    navigate = blocking(anavigate)
+
+    @on_loop
+    async def areload(self) -> Tab:
+        """Reload the current page (its tools register again)."""
+        return await self.anavigate(self.url)
+
+    reload = blocking(areload)
+
+    @on_loop
+    async def ascreenshot(self) -> PNG:
+        """A PNG of the tab's visible area (the tab is activated first)."""
+        reply = await self._browser._request(Method.TAB_SCREENSHOT, {"tabId": self.id}, 20.0)
+        return PNG(base64.b64decode(reply["data"]))
+
+    screenshot = blocking(ascreenshot)
+
+    @on_loop
+    async def aactivate(self) -> Tab:
+        """Make this the active tab of its window."""
+        self._update(await self._browser._request(Method.TAB_ACTIVATE, {"tabId": self.id}, 10.0))
+        return self
+
+    activate = blocking(aactivate)
+
+    @on_loop
+    async def arefresh_tools(self) -> Tab:
+        """Ask every frame to report its tools now (normally they are pushed as they change)."""
+        self._update(await self._browser._request(Method.TAB_SYNC, {"tabId": self.id}, 10.0))
+        return self
+
+    refresh_tools = blocking(arefresh_tools)
+
+    @on_loop
+    async def aclose(self) -> None:
+        """Close the tab."""
+        await self._browser._request(Method.TAB_CLOSE, {"tabId": self.id}, 10.0)
+        self._browser._forget_tab(self.id)
+
+    close = blocking(aclose)
+
+    def _update(self, raw: dict[str, Any] | TabInfo) -> None:
+        self._info = raw if isinstance(raw, TabInfo) else TabInfo.model_validate(raw)
+        self._browser._notify()
+
+    # ----- display -----
+
+    def __repr__(self) -> str:
+        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._info.tools)}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        tools = self.tools._repr_mimebundle_()
+        head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
+        return {
+            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/html": f"<div><b>{html.escape(head)}</b>{tools['text/html']}</div>",
+        }
+
+
+class Browser:
+    """A connected browser. Made by :func:`webmcp_nb.connect` or :func:`webmcp_nb.launch`."""
+
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        browser_id: str | None = None,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        on_close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        self.call_timeout = call_timeout
+        self.max_result_chars = max_result_chars
+        self.id = browser_id
+        self.info: BrowserInfo | None = None
+        self._connection = connection
+        self._tabs: dict[int, Tab] = {}
+        self._connected = False
+        self._changed = asyncio.Event()
+        self._on_close = on_close
+        self._closed = False
+        self.process: ChromiumProcess | None = None
+        """The Chromium this library launched for it (``None`` for the user's own browser)."""
+        connection.add_listener(self._on_event)
+
+    # ----- state from the relay -----
+
+    def _on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method == Method.HELLO.value:
+            browsers = params.get("browsers") or []
+            mine = [b for b in browsers if self.id in (None, b.get("id"))]
+            if mine:
+                self._bind(mine[0])
+            else:
+                self._connected = False
+        elif method == Method.BROWSER_ADDED.value:
+            if self.id in (None, params["browser"].get("id")):
+                self._bind(params["browser"])
+        elif method == Method.BROWSER_REMOVED.value:
+            if params.get("browserId") == self.id:
+                self._connected = False
+        elif params.get("browserId") == self.id and self.id is not None:
+            if method == Method.TAB_UPDATED.value:
+                self._upsert(TabInfo.model_validate(params["tab"]))
+            elif method == Method.TAB_REMOVED.value:
+                self._forget_tab(params.get("tabId"))
+        self._notify()
+
+    def _bind(self, raw: dict[str, Any]) -> None:
+        info = BrowserInfo.model_validate(raw)
+        self.id = info.id
+        self.info = info
+        self._connected = True
+        seen = set()
+        for tab in info.tabs:
+            self._upsert(tab)
+            seen.add(tab.id)
+        for tab_id in set(self._tabs) - seen:
+            self._forget_tab(tab_id)
+
+    def _upsert(self, info: TabInfo) -> Tab:
+        tab = self._tabs.get(info.id)
+        if tab is None:
+            tab = self._tabs[info.id] = Tab(self, info)
+        else:
+            tab._info = info
+        return tab
+
+    def _forget_tab(self, tab_id: Any) -> None:
+        self._tabs.pop(tab_id, None)
+        self._notify()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def _wait_until(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise ToolTimeoutError(f"gave up waiting for {what} after {timeout:g} s")
+            try:
+                await asyncio.wait_for(self._changed.wait(), remaining)
+            except TimeoutError:
+                pass
+
+    async def _wait_bound(self, timeout: float, advice: Callable[[], str]) -> None:
+        try:
+            await self._wait_until(lambda: self._connected, timeout, "a browser")
+        except ToolTimeoutError:
+            raise BrowserNotFoundError(
+                f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
+            ) from None
+
+    async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
+        return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
+
+    # ----- public -----
+
+    @property
+    def connected(self) -> bool:
+        """Whether the browser is connected to the relay right now."""
+        return self._connected and not self._closed
+
+    @property
+    def tabs(self) -> list[Tab]:
+        """Every open tab, in the order Chrome numbered them."""
+        return [self._tabs[k] for k in sorted(self._tabs)]
+
+    @property
+    def active_tab(self) -> Tab | None:
+        """The active tab (of the last focused window, when several have one)."""
+        active = [t for t in self.tabs if t.active]
+        return active[-1] if active else None
+
+    def tab(self, tab_id: int) -> Tab:
+        """The tab with Chrome id ``tab_id``."""
+        try:
+            return self._tabs[tab_id]
+        except KeyError:
+            raise TabNotFoundError(f"no tab {tab_id}; open tabs: {sorted(self._tabs)}") from None
+
+    @on_loop
+    async def aopen(self, url: str, *, active: bool = True) -> Tab:
+        """Open ``url`` in a new tab; returns once it has loaded and its tools are mirrored."""
+        raw = await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
+        tab = self._upsert(TabInfo.model_validate(raw))
+        self._notify()
+        return tab
+
+    open = blocking(aopen)
+
+    @on_loop
+    async def aclose(self) -> None:
+        """Disconnect; a browser this library launched is shut down and its temporary profile deleted."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._connection.close()
+        if self._on_close is not None:
+            await self._on_close()
+
+    close = blocking(aclose)
+
+    def __enter__(self) -> Browser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Browser:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else "disconnected"
+        return f"<Browser {self.id} {state}, {len(self._tabs)} tabs>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        state = "connected" if self.connected else "disconnected"
+        ua = self.info.user_agent if self.info else ""
+        rows = [
+            [
+                t.id,
+                "●" if t.active else "",
+                clip(t.title, 60),
+                Markup(f"<code>{html.escape(clip(t.url, 80))}</code>"),
+                len(t.tools),
+            ]
+            for t in self.tabs
+        ]
+        caption = f"Browser {self.id} ({state})"
+        text = [caption, ua] + [
+            f"  {t.id:>6} {'*' if t.active else ' '} {clip(t.url, 70)}  ({len(t.tools)} tools)"
+            for t in self.tabs
+        ]
+        return {
+            "text/plain": "\n".join(text),
+            "text/html": table(["tab", "active", "title", "url", "tools"], rows, caption),
+        }

@@ -1,0 +1,138 @@
+"""Chromium as a plain subprocess with the extension loaded and a throwaway profile.
+
+The extension is copied next to the profile with a ``config.json`` naming the relay to dial, and the
+profile's Preferences turn on "Allow User Scripts" for it, so skills can run on strict-CSP pages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import weakref
+from pathlib import Path
+
+from .errors import BrowserNotFoundError
+from .protocol import EXTENSION_ID
+
+__all__ = ["extension_path", "find_chromium", "ChromiumProcess", "BASE_FLAGS"]
+
+CANDIDATES = (
+    "/usr/lib/chromium/chromium",  # Debian's real binary (/usr/bin/chromium is a wrapper script)
+    "/usr/bin/chromium",
+    "/usr/bin/chromium-browser",
+    "/snap/bin/chromium",
+    "/Applications/Chromium.app/Contents/MacOS/Chromium",
+)
+
+BASE_FLAGS = (
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+    "--disable-gpu",
+)
+
+
+def extension_path() -> Path:
+    """The unpacked extension: inside the installed package, or ``extension/`` in a source checkout."""
+    packaged = Path(__file__).parent / "_extension"
+    if (packaged / "manifest.json").exists():
+        return packaged
+    return Path(__file__).resolve().parents[1] / "extension"
+
+
+def find_chromium(executable: str | os.PathLike[str] | None = None) -> str:
+    """The browser binary to run: ``executable``, ``$WEBMCP_NB_CHROMIUM``, or a known Chromium path."""
+    wanted = executable or os.environ.get("WEBMCP_NB_CHROMIUM")
+    if wanted:
+        if Path(wanted).exists() or shutil.which(str(wanted)):
+            return str(wanted)
+        raise BrowserNotFoundError(f"no browser at {wanted}")
+    for path in CANDIDATES:
+        if Path(path).exists():
+            return path
+    for name in ("chromium", "chromium-browser"):
+        if found := shutil.which(name):
+            return found
+    raise BrowserNotFoundError(
+        "Chromium was not found. On Debian/Ubuntu: sudo apt-get install chromium; or pass "
+        "executable=... (branded Google Chrome ignores --load-extension; use Chromium)."
+    )
+
+
+class ChromiumProcess:
+    """A running Chromium. ``close()`` stops it and deletes its temporary directory."""
+
+    def __init__(
+        self,
+        relay_url: str,
+        *,
+        url: str = "about:blank",
+        headless: bool = True,
+        native_webmcp: bool = False,
+        executable: str | None = None,
+        args: tuple[str, ...] | list[str] = (),
+    ) -> None:
+        binary = find_chromium(executable)
+        self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
+        self.extension_dir = self.dir / "extension"
+        self.profile_dir = self.dir / "profile"
+        shutil.copytree(extension_path(), self.extension_dir)
+        (self.extension_dir / "config.json").write_text(json.dumps({"relayUrl": relay_url}))
+        prefs = {"extensions": {"settings": {EXTENSION_ID: {"user_scripts_enabled": True}}}}
+        (self.profile_dir / "Default").mkdir(parents=True)
+        (self.profile_dir / "Default" / "Preferences").write_text(json.dumps(prefs))
+        flags = [
+            binary,
+            *BASE_FLAGS,
+            f"--user-data-dir={self.profile_dir}",
+            f"--disable-extensions-except={self.extension_dir}",
+            f"--load-extension={self.extension_dir}",
+        ]
+        if headless:
+            flags.append("--headless=new")
+        if native_webmcp:
+            flags.append("--enable-features=WebMCP")
+        if hasattr(os, "geteuid") and os.geteuid() == 0:  # Chromium refuses to sandbox as root
+            flags.append("--no-sandbox")
+        flags += [*args, url]
+        self.log_path = self.dir / "chromium.log"
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                flags, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
+            )
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.dir)
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        self._finalizer()
+
+
+def _stop(process: subprocess.Popen[bytes], directory: Path) -> None:
+    if process.poll() is None:
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(5)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait(5)
+    shutil.rmtree(directory, ignore_errors=True)

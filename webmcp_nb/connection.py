@@ -1,0 +1,153 @@
+"""A client's WebSocket to the relay: requests matched to replies, notifications to listeners,
+and reconnection with backoff when the relay goes away (a restarted daemon, a sleeping laptop)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from .errors import NotConnectedError, PermissionDeniedError, ToolTimeoutError, error_from_code
+from .protocol import Method, parse_message, request
+from .relay import MAX_MESSAGE_BYTES
+
+__all__ = ["Connection"]
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+class Connection:
+    """One client connection to a relay at ``url`` (``ws://127.0.0.1:PORT``) presenting ``token``.
+
+    Runs on the library's loop. ``state`` is the relay's last ``hello``; listeners get every
+    notification as ``(method, params)``, and ``hello`` again after each reconnect.
+    """
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url.rstrip("/") + "/client"
+        self._token = token
+        self._ws: ClientConnection | None = None
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._listeners: list[Listener] = []
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+        self._ready = asyncio.Event()
+
+    def add_listener(self, listener: Listener) -> None:
+        self._listeners.append(listener)
+
+    async def open(self, timeout: float = 10.0) -> None:
+        """Connect once; raises ``NotConnectedError`` or ``PermissionDeniedError`` (bad token)."""
+        await self._connect(timeout)
+        self._reader = asyncio.create_task(self._read_forever())
+        await asyncio.wait_for(self._ready.wait(), timeout)
+
+    async def _connect(self, timeout: float) -> None:
+        try:
+            self._ws = await connect(
+                self.url,
+                additional_headers={"Authorization": f"Bearer {self._token}"},
+                max_size=MAX_MESSAGE_BYTES,
+                compression=None,
+                open_timeout=timeout,
+                ping_interval=20,
+                ping_timeout=40,
+            )
+        except InvalidStatus as exc:
+            code = exc.response.status_code
+            if code in (401, 403):
+                raise PermissionDeniedError(f"the relay at {self.url} refused this client ({code})") from None
+            raise NotConnectedError(f"the relay at {self.url} answered {code}") from None
+        except (OSError, TimeoutError) as exc:
+            raise NotConnectedError(f"no relay at {self.url}: {exc}") from None
+
+    async def _read_forever(self) -> None:
+        backoff = 0.2
+        while not self._closed:
+            assert self._ws is not None
+            try:
+                async for raw in self._ws:
+                    self._dispatch(raw)
+            except ConnectionClosed:
+                pass
+            self._ready.clear()
+            self._fail_all(NotConnectedError("the connection to the relay was lost"))
+            while not self._closed:
+                await asyncio.sleep(backoff)
+                try:
+                    await self._connect(timeout=5.0)
+                    backoff = 0.2
+                    break
+                except (NotConnectedError, PermissionDeniedError) as exc:
+                    log.info("reconnecting to relay: %s", exc)
+                    backoff = min(backoff * 2, 5.0)
+
+    def _dispatch(self, raw: str | bytes) -> None:
+        try:
+            msg = parse_message(raw)
+        except ValueError as exc:
+            log.warning("bad message from relay: %s", exc)
+            return
+        if msg.is_reply:
+            future = self._waiting.pop(msg.id, None)  # type: ignore[arg-type]
+            if future is None or future.done():
+                return
+            if msg.error is not None:
+                future.set_exception(error_from_code(msg.error.code, msg.error.message, msg.error.data))
+            else:
+                future.set_result(msg.result)
+            return
+        if msg.method == Method.HELLO.value:
+            self._ready.set()
+        for listener in list(self._listeners):
+            try:
+                listener(msg.method or "", msg.params)
+            except Exception:
+                log.exception("listener failed on %s", msg.method)
+
+    def _fail_all(self, exc: Exception) -> None:
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(exc)
+        self._waiting.clear()
+
+    async def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """Send one request and wait for its reply; remote errors raise their mapped exception."""
+        if self._ws is None or not self._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), min(timeout, 5.0))
+        if self._ws is None or not self._ready.is_set():
+            raise NotConnectedError("not connected to the relay")
+        rid = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[rid] = future
+        try:
+            await self._ws.send(request(rid, method, params))
+            done, _ = await asyncio.wait({future}, timeout=timeout)
+        except ConnectionClosed:
+            raise NotConnectedError("the connection to the relay was lost") from None
+        finally:
+            self._waiting.pop(rid, None)
+        if not done:
+            future.cancel()
+            raise ToolTimeoutError(f"{method} got no answer within {timeout:g} s")
+        return future.result()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        self._fail_all(NotConnectedError("the connection was closed"))

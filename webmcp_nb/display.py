@@ -1,0 +1,58 @@
+"""Small HTML helpers for rich reprs: escaped, bounded, no scripts, no network."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+__all__ = ["table", "pre_json", "clip", "pretty_json"]
+
+STYLE = "border-collapse:collapse;font-size:12px;text-align:left"
+CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top;text-align:left"
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters]"
+
+
+def pretty_json(value: Any, limit: int = 20_000) -> str:
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return clip(text, limit)
+
+
+def pre_json(value: Any, limit: int = 20_000) -> str:
+    return (
+        f'<pre style="margin:0;max-height:24em;overflow:auto">{html.escape(pretty_json(value, limit))}</pre>'
+    )
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
+    """An HTML table; cells are escaped unless they are ``Markup`` (pre-built HTML from this module)."""
+    head = "".join(f'<th style="{CELL}">{html.escape(h)}</th>' for h in headers)
+    body = "".join(
+        "<tr>" + "".join(f'<td style="{CELL}">{_cell(c)}</td>' for c in row) + "</tr>" for row in rows
+    )
+    cap = (
+        f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>'
+        if caption
+        else ""
+    )
+    return f'<table style="{STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+class Markup(str):
+    """HTML that :func:`table` inserts as is."""
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, Markup):
+        return value
+    return html.escape("" if value is None else str(value))

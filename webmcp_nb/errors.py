@@ -1,0 +1,138 @@
+"""Exceptions: one class per protocol error code, so callers can catch exactly what they expect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .protocol import ErrorCode
+
+__all__ = [
+    "WebMCPError",
+    "ProtocolError",
+    "NotConnectedError",
+    "BrowserNotFoundError",
+    "TabNotFoundError",
+    "ToolNotFoundError",
+    "InvalidArgumentsError",
+    "ToolError",
+    "ToolTimeoutError",
+    "NavigatedError",
+    "PermissionDeniedError",
+    "ConfirmationDeniedError",
+    "ResultTooLargeError",
+    "InternalError",
+    "error_from_code",
+]
+
+
+class WebMCPError(Exception):
+    """Base class; ``code`` is the stable protocol code, ``data`` any detail the peer sent."""
+
+    code: ErrorCode = ErrorCode.INTERNAL
+
+    def __init__(self, message: str, *, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+
+class ProtocolError(WebMCPError):
+    """A peer sent something that is not a valid message, or named an unknown method."""
+
+    code = ErrorCode.BAD_REQUEST
+
+
+class NotConnectedError(WebMCPError, ConnectionError):
+    """The relay or the browser is not (or no longer) connected."""
+
+    code = ErrorCode.NOT_CONNECTED
+
+
+class BrowserNotFoundError(WebMCPError, LookupError):
+    """No browser with the extension answered; the message says how to connect one."""
+
+    code = ErrorCode.BROWSER_NOT_FOUND
+
+
+class TabNotFoundError(WebMCPError, LookupError):
+    code = ErrorCode.TAB_NOT_FOUND
+
+
+class ToolNotFoundError(WebMCPError, LookupError):
+    code = ErrorCode.TOOL_NOT_FOUND
+
+
+class InvalidArgumentsError(WebMCPError, ValueError):
+    """Arguments do not match the tool's input schema; ``field`` names the offending one."""
+
+    code = ErrorCode.INVALID_ARGS
+
+    def __init__(self, message: str, *, field: str | None = None, data: Any = None) -> None:
+        super().__init__(message, data=data)
+        self.field = field
+
+
+class ToolError(WebMCPError):
+    """The page's tool threw or rejected; the message is the page's own."""
+
+    code = ErrorCode.TOOL_ERROR
+
+
+class ToolTimeoutError(WebMCPError, TimeoutError):
+    """A call or wait ran past its time limit."""
+
+    code = ErrorCode.TIMEOUT
+
+
+class NavigatedError(WebMCPError):
+    """The page navigated away or closed while a call was running."""
+
+    code = ErrorCode.NAVIGATED
+
+
+class PermissionDeniedError(WebMCPError, PermissionError):
+    code = ErrorCode.PERMISSION_DENIED
+
+
+class ConfirmationDeniedError(WebMCPError):
+    code = ErrorCode.CONFIRMATION_DENIED
+
+
+class ResultTooLargeError(WebMCPError):
+    """The tool's result exceeded the size cap; ``data`` holds ``size`` and ``limit`` in bytes."""
+
+    code = ErrorCode.RESULT_TOO_LARGE
+
+
+class InternalError(WebMCPError):
+    code = ErrorCode.INTERNAL
+
+
+_BY_CODE: dict[str, type[WebMCPError]] = {
+    cls.code.value: cls
+    for cls in (
+        ProtocolError,
+        NotConnectedError,
+        BrowserNotFoundError,
+        TabNotFoundError,
+        ToolNotFoundError,
+        InvalidArgumentsError,
+        ToolError,
+        ToolTimeoutError,
+        NavigatedError,
+        PermissionDeniedError,
+        ConfirmationDeniedError,
+        ResultTooLargeError,
+        InternalError,
+    )
+}
+_BY_CODE[ErrorCode.UNKNOWN_METHOD.value] = ProtocolError
+
+
+def error_from_code(code: str, message: str, data: Any = None) -> WebMCPError:
+    """The exception for a remote error; unknown codes become :class:`InternalError`."""
+    cls = _BY_CODE.get(code, InternalError)
+    exc = cls(message, data=data)
+    if code not in _BY_CODE:
+        exc.message = f"{code}: {message}"
+    return exc

@@ -1,0 +1,78 @@
+"""``launch()``: an in-process relay plus a fresh Chromium with the extension, for headless work,
+tests and sharing. Everything it starts is stopped by ``browser.close()``."""
+
+from __future__ import annotations
+
+import secrets
+
+from ._loop import blocking, on_loop
+from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
+from .chromium import ChromiumProcess
+from .connection import Connection
+from .relay import Relay
+
+__all__ = ["alaunch", "launch"]
+
+
+@on_loop
+async def alaunch(
+    url: str | None = None,
+    *,
+    headless: bool = True,
+    native_webmcp: bool = False,
+    executable: str | None = None,
+    args: tuple[str, ...] | list[str] = (),
+    timeout: float = 30.0,
+    call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+) -> Browser:
+    """Start Chromium (a plain subprocess) with the extension and a temporary profile.
+
+    ``native_webmcp`` turns on the browser's own WebMCP (``--enable-features=WebMCP``); without it
+    pages get the extension's polyfill. With ``url``, the first tab loads it before this returns.
+    ``args`` are extra command-line flags.
+    """
+    relay = await Relay(secrets.token_urlsafe(32)).start()
+    process: ChromiumProcess | None = None
+    connection = Connection(f"ws://127.0.0.1:{relay.port}", relay.token)
+
+    async def shut_down() -> None:
+        if process is not None:
+            process.close()
+        await relay.close()
+
+    try:
+        process = ChromiumProcess(
+            f"ws://127.0.0.1:{relay.port}/browser",
+            headless=headless,
+            native_webmcp=native_webmcp,
+            executable=executable,
+            args=args,
+        )
+        browser = Browser(
+            connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
+        )
+        browser.process = process
+        await connection.open()
+        await browser._wait_bound(timeout, lambda: _why_not(process))
+    except BaseException:
+        await connection.close()
+        await shut_down()
+        raise
+    if url is not None:
+        first = browser.tabs[0] if browser.tabs else None
+        if first is None:
+            await browser.aopen(url)
+        else:
+            await first.anavigate(url)
+    return browser
+
+
+def _why_not(process: ChromiumProcess | None) -> str:
+    if process is None:
+        return ""
+    state = "Chromium is running" if process.running else f"Chromium exited ({process.process.returncode})"
+    return f"{state}; the end of its log:\n{process.log_tail()}"
+
+
+launch = blocking(alaunch)

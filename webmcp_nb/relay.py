@@ -1,0 +1,315 @@
+"""The relay: a WebSocket server on 127.0.0.1 between browsers (the extension) and clients (kernels, CLI).
+
+Browsers connect to ``/browser`` and are admitted only with ``Origin: chrome-extension://<our id>``;
+clients connect to ``/client`` with ``Authorization: Bearer <token>`` and no ``Origin`` (a web page
+always sends one). The relay mirrors every browser's tabs so a client that connects later gets the whole
+state in its ``hello``, and forwards ``tab.*``/``tool.*`` requests to the browser a client names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import itertools
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from ._version import __version__
+from .protocol import (
+    EXTENSION_ID,
+    PROTOCOL_VERSION,
+    BrowserInfo,
+    ErrorCode,
+    Method,
+    TabInfo,
+    error_reply,
+    notification,
+    parse_message,
+)
+
+__all__ = ["Relay", "FORWARDED_METHODS", "MAX_MESSAGE_BYTES"]
+
+log = logging.getLogger(__name__)
+
+FORWARDED_METHODS = frozenset(
+    m.value
+    for m in (
+        Method.TOOL_CALL,
+        Method.TAB_OPEN,
+        Method.TAB_NAVIGATE,
+        Method.TAB_ACTIVATE,
+        Method.TAB_CLOSE,
+        Method.TAB_SCREENSHOT,
+        Method.TAB_SYNC,
+    )
+)
+"""Client requests the relay passes on to the browser named by ``params.browserId``."""
+
+MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+HELLO_TIMEOUT = 10.0
+
+
+@dataclass
+class _BrowserPeer:
+    connection: ServerConnection
+    info: BrowserInfo
+    tabs: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def state(self) -> dict[str, Any]:
+        data = self.info.model_dump(by_alias=True, exclude={"tabs"})
+        data["tabs"] = list(self.tabs.values())
+        return data
+
+
+@dataclass
+class _Pending:
+    client: ServerConnection
+    client_id: int
+    browser_id: str
+
+
+class Relay:
+    """The relay server. ``await relay.start()`` binds; ``relay.port`` is the port it got.
+
+    ``idle_timeout`` (seconds) makes it stop by itself once no client has been connected that long
+    (daemon mode); ``None`` keeps it running until :meth:`close`.
+    """
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        extension_id: str = EXTENSION_ID,
+        idle_timeout: float | None = None,
+    ) -> None:
+        self.token = token
+        self.host = host
+        self.port = port
+        self.extension_id = extension_id
+        self.idle_timeout = idle_timeout
+        self.refused: list[tuple[str, int]] = []
+        """(path, status) of every refused handshake, newest last; tests and the CLI read it."""
+        self._browsers: dict[str, _BrowserPeer] = {}
+        self._clients: set[ServerConnection] = set()
+        self._pending: dict[int, _Pending] = {}
+        self._ids = itertools.count(1)
+        self._server: Server | None = None
+        self._last_client = time.monotonic()
+        self._idle_task: asyncio.Task[None] | None = None
+
+    # ----- lifecycle -----
+
+    async def start(self) -> Relay:
+        self._server = await serve(
+            self._handle,
+            self.host,
+            self.port,
+            process_request=self._admit,
+            max_size=MAX_MESSAGE_BYTES,
+            compression=None,
+            ping_interval=20,
+            ping_timeout=40,
+        )
+        self.port = self._server.sockets[0].getsockname()[1]
+        if self.idle_timeout is not None:
+            self._idle_task = asyncio.create_task(self._exit_when_idle())
+        return self
+
+    async def close(self) -> None:
+        if self._idle_task:
+            self._idle_task.cancel()
+        if self._server:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def serve_forever(self) -> None:
+        assert self._server is not None, "call start() first"
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._server.wait_closed()
+
+    async def _exit_when_idle(self) -> None:
+        assert self.idle_timeout is not None
+        while True:
+            await asyncio.sleep(min(self.idle_timeout, 5.0))
+            if not self._clients and time.monotonic() - self._last_client > self.idle_timeout:
+                log.info("no client for %.0f s: exiting", self.idle_timeout)
+                assert self._server is not None
+                self._server.close()
+                return
+
+    @property
+    def browsers(self) -> list[dict[str, Any]]:
+        """Every connected browser's state, as sent in ``hello``."""
+        return [peer.state() for peer in self._browsers.values()]
+
+    # ----- admission -----
+
+    def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+        path = urlsplit(request.path).path
+        origin = request.headers.get("Origin")
+        if path == "/browser":
+            if origin == f"chrome-extension://{self.extension_id}":
+                return None
+            return self._refuse(connection, path, 403, "browsers must be the webmcp-nb extension\n")
+        if path == "/client":
+            if origin is not None:
+                return self._refuse(connection, path, 403, "web pages may not connect to the relay\n")
+            given = request.headers.get("Authorization", "").encode()
+            if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
+                return None
+            return self._refuse(connection, path, 401, "missing or wrong token\n")
+        return self._refuse(connection, path, 404, "unknown path\n")
+
+    def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
+        self.refused.append((path, status))
+        del self.refused[:-100]
+        return connection.respond(status, text)
+
+    async def _handle(self, connection: ServerConnection) -> None:
+        path = urlsplit(connection.request.path).path if connection.request else ""
+        if path == "/browser":
+            await self._serve_browser(connection)
+        else:
+            await self._serve_client(connection)
+
+    # ----- browsers -----
+
+    async def _serve_browser(self, connection: ServerConnection) -> None:
+        try:
+            first = parse_message(await asyncio.wait_for(connection.recv(), HELLO_TIMEOUT))
+            if first.method != Method.HELLO.value:
+                raise ValueError("the first message must be hello")
+            info = BrowserInfo.model_validate(first.params)
+        except (ValueError, ValidationError, TimeoutError, ConnectionClosed) as exc:
+            await connection.close(1008, f"bad hello: {exc}"[:120])
+            return
+        peer = _BrowserPeer(connection, info, {t.id: _tab_dict(t) for t in info.tabs})
+        previous = self._browsers.get(info.id)
+        self._browsers[info.id] = peer
+        if previous:
+            self._fail_pending(info.id, "the browser reconnected")
+            await previous.connection.close()
+        self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
+        try:
+            async for raw in connection:
+                self._on_browser_message(peer, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            if self._browsers.get(info.id) is peer:
+                del self._browsers[info.id]
+                self._fail_pending(info.id, "the browser disconnected")
+                self._broadcast(Method.BROWSER_REMOVED, {"browserId": info.id})
+
+    def _on_browser_message(self, peer: _BrowserPeer, raw: str | bytes) -> None:
+        try:
+            msg = parse_message(raw)
+        except ValueError as exc:
+            log.warning("bad message from browser %s: %s", peer.info.id, exc)
+            return
+        if msg.is_reply:
+            assert msg.id is not None
+            pending = self._pending.pop(msg.id, None)
+            if pending is None:
+                return
+            out: dict[str, Any] = {"id": pending.client_id}
+            if msg.error is not None:
+                out["error"] = msg.error.model_dump(exclude_none=True)
+            else:
+                out["result"] = msg.result
+            self._send(pending.client, json.dumps(out))
+        elif msg.method == Method.TAB_UPDATED.value:
+            try:
+                tab = _tab_dict(TabInfo.model_validate(msg.params.get("tab")))
+            except ValidationError:
+                return
+            peer.tabs[tab["id"]] = tab
+            self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": tab})
+        elif msg.method == Method.TAB_REMOVED.value:
+            tab_id = msg.params.get("tabId")
+            if peer.tabs.pop(tab_id, None) is not None:
+                self._broadcast(Method.TAB_REMOVED, {"browserId": peer.info.id, "tabId": tab_id})
+
+    def _fail_pending(self, browser_id: str, why: str) -> None:
+        for rid, pending in list(self._pending.items()):
+            if pending.browser_id == browser_id:
+                del self._pending[rid]
+                self._send(pending.client, error_reply(pending.client_id, ErrorCode.NOT_CONNECTED, why))
+
+    # ----- clients -----
+
+    async def _serve_client(self, connection: ServerConnection) -> None:
+        self._clients.add(connection)
+        self._last_client = time.monotonic()
+        hello = {"protocolVersion": PROTOCOL_VERSION, "relayVersion": __version__, "browsers": self.browsers}
+        self._send(connection, notification(Method.HELLO, hello))
+        try:
+            async for raw in connection:
+                self._on_client_message(connection, raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._clients.discard(connection)
+            self._last_client = time.monotonic()
+            for rid, pending in list(self._pending.items()):
+                if pending.client is connection:
+                    del self._pending[rid]
+
+    def _on_client_message(self, client: ServerConnection, raw: str | bytes) -> None:
+        try:
+            msg = parse_message(raw)
+        except ValueError as exc:
+            self._send(client, error_reply(None, ErrorCode.BAD_REQUEST, str(exc)))
+            return
+        if not msg.is_request:
+            self._send(client, error_reply(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
+            return
+        assert msg.id is not None and msg.method is not None
+        if msg.method not in FORWARDED_METHODS:
+            self._send(
+                client, error_reply(msg.id, ErrorCode.UNKNOWN_METHOD, f"unknown method {msg.method!r}")
+            )
+            return
+        browser_id = msg.params.get("browserId")
+        peer = self._browsers.get(browser_id) if isinstance(browser_id, str) else None
+        if peer is None:
+            self._send(
+                client, error_reply(msg.id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected")
+            )
+            return
+        rid = next(self._ids)
+        self._pending[rid] = _Pending(client, msg.id, peer.info.id)
+        params = {k: v for k, v in msg.params.items() if k != "browserId"}
+        self._send(peer.connection, json.dumps({"id": rid, "method": msg.method, "params": params}))
+
+    # ----- sending -----
+
+    def _broadcast(self, method: Method, params: dict[str, Any]) -> None:
+        text = notification(method, params)
+        for client in list(self._clients):
+            self._send(client, text)
+
+    @staticmethod
+    def _send(connection: ServerConnection, text: str) -> None:
+        asyncio.ensure_future(_send_quietly(connection, text))
+
+
+async def _send_quietly(connection: ServerConnection, text: str) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        await connection.send(text)
+
+
+def _tab_dict(tab: TabInfo) -> dict[str, Any]:
+    return tab.model_dump(by_alias=True)

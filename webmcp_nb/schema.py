@@ -1,0 +1,117 @@
+"""A tool's JSON Schema as Python sees it: argument validation that names the field, and a real
+``inspect.Signature`` so tab completion and ``help()`` work on page tools."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from .errors import InvalidArgumentsError
+
+__all__ = ["validate_arguments", "signature_from_schema", "python_type"]
+
+_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+def python_type(schema: dict[str, Any]) -> Any:
+    """The Python annotation for a property schema (``Any`` when it cannot say)."""
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        types = [_TYPES[k] for k in kind if k in _TYPES]
+        if not types:
+            return Any
+        result = types[0]
+        for t in types[1:]:
+            result = result | t
+        return result
+    if "enum" in schema and kind is None:
+        return Any
+    return _TYPES.get(kind, Any) if isinstance(kind, str) else Any
+
+
+def _properties(schema: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    if not schema:
+        return {}, set()
+    props = schema.get("properties")
+    required = schema.get("required")
+    return (props if isinstance(props, dict) else {}), set(required if isinstance(required, list) else [])
+
+
+def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
+    """Keyword-only parameters, required ones first, optional ones defaulting to ``None``."""
+    props, required = _properties(schema)
+    params = []
+    for name in sorted(props, key=lambda n: n not in required):
+        if not name.isidentifier():
+            continue
+        prop = props[name] if isinstance(props[name], dict) else {}
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=inspect.Parameter.empty if name in required else None,
+                annotation=python_type(prop),
+            )
+        )
+    return inspect.Signature(params)
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> None:
+    """Raise :class:`InvalidArgumentsError` naming the field when ``args`` do not fit ``schema``.
+
+    Arguments the schema does not declare are refused too (most often a misspelt name), unless the
+    schema explicitly allows additional properties.
+    """
+    if not isinstance(args, dict):
+        raise InvalidArgumentsError(f"{tool_name}: arguments must be a mapping, not {type(args).__name__}")
+    try:
+        json.dumps(args)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentsError(f"{tool_name}: arguments must be JSON-serialisable ({exc})") from None
+    if not schema:
+        return
+    props, _ = _properties(schema)
+    if props and schema.get("additionalProperties") in (None, False):
+        unknown = sorted(set(args) - set(props))
+        if unknown:
+            raise InvalidArgumentsError(
+                f"{tool_name}: unknown argument {unknown[0]!r}; it takes {', '.join(sorted(props))}",
+                field=unknown[0],
+            )
+    try:
+        validator = _validator(json.dumps(schema, sort_keys=True))
+    except jsonschema.SchemaError as exc:
+        raise InvalidArgumentsError(
+            f"{tool_name}: the page's input schema is invalid: {exc.message}"
+        ) from None
+    error = best_match(validator.iter_errors(args))
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = [n for n in error.validator_value if n not in (error.instance or {})]
+        path.append(missing[0] if missing else "")
+    field = ".".join(str(p) for p in path) or None
+    where = f"argument {field!r}" if field else "arguments"
+    raise InvalidArgumentsError(f"{tool_name}: {where}: {error.message}", field=field)
