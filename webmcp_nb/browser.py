@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import html
 import time
 from collections.abc import Awaitable, Callable
@@ -143,9 +144,7 @@ class Tab:
     async def anavigate(self, url: str) -> Tab:
         """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
         self._update(
-            await self._browser._request(
-                Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT
-            )
+            await self._browser._request(Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT)
         )
         return self
 
@@ -291,10 +290,8 @@ class Browser:
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 raise ToolTimeoutError(f"gave up waiting for {what} after {timeout:g} s")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
-            except TimeoutError:
-                pass
 
     async def _wait_bound(self, timeout: float, advice: Callable[[], str]) -> None:
         try:
@@ -385,8 +382,7 @@ class Browser:
         ]
         caption = f"Browser {self.id} ({state})"
         text = [caption, ua] + [
-            f"  {t.id:>6} {'*' if t.active else ' '} {clip(t.url, 70)}  ({len(t.tools)} tools)"
-            for t in self.tabs
+            f"  {t.id:>6} {'*' if t.active else ' '} {clip(t.url, 70)}  ({len(t.tools)} tools)" for t in self.tabs
         ]
         return {
             "text/plain": "\n".join(text),

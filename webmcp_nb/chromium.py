@@ -6,6 +6,7 @@ profile's Preferences turn on "Allow User Scripts" for it, so skills can run on 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -130,9 +131,7 @@ def _stop(process: subprocess.Popen[bytes], directory: Path) -> None:
             os.killpg(process.pid, signal.SIGTERM)
             process.wait(5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             process.wait(5)
     shutil.rmtree(directory, ignore_errors=True)

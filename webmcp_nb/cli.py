@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import signal
 import sys
@@ -24,9 +25,7 @@ def _relay(args: argparse.Namespace) -> int:
         try:
             relay = await Relay(read_token(), port=relay_port(args.port), idle_timeout=idle).start()
         except OSError as exc:
-            print(
-                f"webmcp-nb relay: cannot listen on 127.0.0.1:{relay_port(args.port)}: {exc}", file=sys.stderr
-            )
+            print(f"webmcp-nb relay: cannot listen on 127.0.0.1:{relay_port(args.port)}: {exc}", file=sys.stderr)
             raise SystemExit(1) from None
         print(f"webmcp-nb relay listening on ws://127.0.0.1:{relay.port}", flush=True)
         loop = asyncio.get_running_loop()
@@ -50,10 +49,8 @@ def _serve_demo(args: argparse.Namespace) -> int:
 
     server = serve_demo(args.port)
     print(f"demo pages on {server.base} (Ctrl-C to stop)", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         signal.pause()
-    except KeyboardInterrupt:
-        pass
     server.close()
     return 0
 
@@ -75,9 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     relay = sub.add_parser("relay", help="run the relay in the foreground (wm.connect() starts it for you)")
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")
-    relay.add_argument(
-        "--idle-exit", type=float, default=0, help="exit after this many seconds without clients"
-    )
+    relay.add_argument("--idle-exit", type=float, default=0, help="exit after this many seconds without clients")
     relay.set_defaults(func=_relay)
 
     ext = sub.add_parser("extension-path", help="print where the unpacked extension is")

@@ -59,9 +59,7 @@ async def aconnect(
     """
     port = relay_port(port)
     connection = Connection(f"ws://127.0.0.1:{port}", read_token())
-    browser = Browser(
-        connection, browser_id=browser_id, call_timeout=call_timeout, max_result_chars=max_result_chars
-    )
+    browser = Browser(connection, browser_id=browser_id, call_timeout=call_timeout, max_result_chars=max_result_chars)
     try:
         await connection.open()
     except NotConnectedError:

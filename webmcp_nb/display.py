@@ -29,22 +29,14 @@ def pretty_json(value: Any, limit: int = 20_000) -> str:
 
 
 def pre_json(value: Any, limit: int = 20_000) -> str:
-    return (
-        f'<pre style="margin:0;max-height:24em;overflow:auto">{html.escape(pretty_json(value, limit))}</pre>'
-    )
+    return f'<pre style="margin:0;max-height:24em;overflow:auto">{html.escape(pretty_json(value, limit))}</pre>'
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
     """An HTML table; cells are escaped unless they are ``Markup`` (pre-built HTML from this module)."""
     head = "".join(f'<th style="{CELL}">{html.escape(h)}</th>' for h in headers)
-    body = "".join(
-        "<tr>" + "".join(f'<td style="{CELL}">{_cell(c)}</td>' for c in row) + "</tr>" for row in rows
-    )
-    cap = (
-        f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>'
-        if caption
-        else ""
-    )
+    body = "".join("<tr>" + "".join(f'<td style="{CELL}">{_cell(c)}</td>' for c in row) + "</tr>" for row in rows)
+    cap = f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>' if caption else ""
     return f'<table style="{STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

@@ -49,9 +49,7 @@ async def alaunch(
             executable=executable,
             args=args,
         )
-        browser = Browser(
-            connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
-        )
+        browser = Browser(connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down)
         browser.process = process
         await connection.open()
         await browser._wait_bound(timeout, lambda: _why_not(process))

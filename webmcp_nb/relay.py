@@ -278,16 +278,12 @@ class Relay:
             return
         assert msg.id is not None and msg.method is not None
         if msg.method not in FORWARDED_METHODS:
-            self._send(
-                client, error_reply(msg.id, ErrorCode.UNKNOWN_METHOD, f"unknown method {msg.method!r}")
-            )
+            self._send(client, error_reply(msg.id, ErrorCode.UNKNOWN_METHOD, f"unknown method {msg.method!r}"))
             return
         browser_id = msg.params.get("browserId")
         peer = self._browsers.get(browser_id) if isinstance(browser_id, str) else None
         if peer is None:
-            self._send(
-                client, error_reply(msg.id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected")
-            )
+            self._send(client, error_reply(msg.id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected"))
             return
         rid = next(self._ids)
         self._pending[rid] = _Pending(client, msg.id, peer.info.id)

@@ -102,9 +102,7 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
     except jsonschema.SchemaError as exc:
-        raise InvalidArgumentsError(
-            f"{tool_name}: the page's input schema is invalid: {exc.message}"
-        ) from None
+        raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
     error = best_match(validator.iter_errors(args))
     if error is None:
         return
