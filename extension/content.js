@@ -9,18 +9,31 @@
   const channel = new MessageChannel();
   const bridge = channel.port1;
   let worker = null;
+  let relayUp = false;
+
+  // If the worker dies while it is connected to the relay (stopped, crashed), reconnecting restarts it
+  // at once; it then rebuilds its mirror by asking every frame to announce itself.
+  function openPort() {
+    try {
+      worker = chrome.runtime.connect({ name: 'webmcp-nb' });
+    } catch (_) {
+      worker = null; // the extension was reloaded or removed: this frame is orphaned
+      return;
+    }
+    worker.onMessage.addListener((m) => {
+      if (m?.type === 'relay') relayUp = m.connected === true;
+      else if (FROM_WORKER.has(m?.type)) bridge.postMessage(m);
+    });
+    worker.onDisconnect.addListener(() => {
+      worker = null;
+      if (relayUp) setTimeout(() => worker || openPort(), 200);
+      relayUp = false;
+    });
+  }
 
   function toWorker(message) {
-    if (!worker) {
-      try {
-        worker = chrome.runtime.connect({ name: 'webmcp-nb' });
-      } catch (_) {
-        return; // the extension was reloaded or removed: this frame is orphaned
-      }
-      worker.onMessage.addListener((m) => FROM_WORKER.has(m?.type) && bridge.postMessage(m));
-      worker.onDisconnect.addListener(() => { worker = null; });
-    }
-    worker.postMessage(message);
+    if (!worker) openPort();
+    worker?.postMessage(message);
   }
 
   bridge.onmessage = ({ data }) => FROM_BRIDGE.has(data?.type) && toWorker(data);

@@ -52,6 +52,7 @@ function connect() {
     ws.onopen = async () => {
       socket = ws;
       backoff = 250;
+      tellFrames({ type: 'relay', connected: true });
       await resyncAll();
       send({ method: Method.HELLO, params: await hello() });
       clearInterval(keepalive);
@@ -60,6 +61,7 @@ function connect() {
     ws.onmessage = (event) => onRelayMessage(event.data);
     ws.onclose = () => {
       if (socket === ws) socket = null;
+      tellFrames({ type: 'relay', connected: false });
       clearInterval(keepalive);
       connecting = null;
       setTimeout(connect, backoff);
@@ -67,6 +69,10 @@ function connect() {
     };
   })().catch(() => { connecting = null; });
   return connecting;
+}
+
+function tellFrames(message) {
+  for (const byFrame of frames.values()) for (const frame of byFrame.values()) frame.port.postMessage(message);
 }
 
 async function hello() {
@@ -164,6 +170,7 @@ chrome.runtime.onConnect.addListener((port) => {
   if (!frames.has(tabId)) frames.set(tabId, new Map());
   const frame = { port, tools: [], url: port.sender.url };
   frames.get(tabId).set(frameId, frame);
+  port.postMessage({ type: 'relay', connected: socket !== null });
   port.onMessage.addListener((message) => {
     if (message?.type === 'tools') {
       frame.tools = Array.isArray(message.tools) ? message.tools : [];

@@ -21,6 +21,7 @@ from .connection import Connection
 from .display import Markup, clip, table
 from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
 from .protocol import BrowserInfo, Method, TabInfo
+from .relay import Relay
 from .schema import validate_arguments
 from .tools import Tool, ToolMap, ToolResult
 
@@ -33,7 +34,8 @@ DEFAULT_MAX_RESULT_CHARS = 4_000_000
 """Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
 
 NAVIGATION_TIMEOUT = 45.0
-REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+REPLY_MARGIN = 5.0
+RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting  # the browser enforces call timeouts; Python waits this much longer as a backstop
 
 
 class PNG(bytes):
@@ -231,6 +233,8 @@ class Browser:
         self._closed = False
         self.process: ChromiumProcess | None = None
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
+        self.relay: Relay | None = None
+        """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
@@ -302,6 +306,9 @@ class Browser:
             ) from None
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
+        if not self._connected:  # a restarted service worker is usually back within a second
+            with contextlib.suppress(ToolTimeoutError):
+                await self._wait_until(lambda: self._connected, min(timeout, RECONNECT_GRACE), "the browser")
         return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
 
     # ----- public -----

@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
-from .home import read_token, relay_port
+from .home import home, read_token, relay_port
 
 __all__ = ["main"]
 
@@ -28,10 +29,15 @@ def _relay(args: argparse.Namespace) -> int:
             print(f"webmcp-nb relay: cannot listen on 127.0.0.1:{relay_port(args.port)}: {exc}", file=sys.stderr)
             raise SystemExit(1) from None
         print(f"webmcp-nb relay listening on ws://127.0.0.1:{relay.port}", flush=True)
+        pid_file = home() / f"relay-{relay.port}.pid"
+        pid_file.write_text(f"{os.getpid()}\n")
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(relay.close()))
-        await relay.serve_forever()
+        try:
+            await relay.serve_forever()
+        finally:
+            pid_file.unlink(missing_ok=True)
 
     asyncio.run(run())
     return 0

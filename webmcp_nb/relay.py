@@ -100,7 +100,9 @@ class Relay:
         self.extension_id = extension_id
         self.idle_timeout = idle_timeout
         self.refused: list[tuple[str, int]] = []
-        """(path, status) of every refused handshake, newest last; tests and the CLI read it."""
+        """(path, status) of the last 100 refused handshakes, newest last."""
+        self.browser_connections = 0
+        """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
         self._clients: set[ServerConnection] = set()
         self._pending: dict[int, _Pending] = {}
@@ -196,6 +198,7 @@ class Relay:
             await connection.close(1008, f"bad hello: {exc}"[:120])
             return
         peer = _BrowserPeer(connection, info, {t.id: _tab_dict(t) for t in info.tabs})
+        self.browser_connections += 1
         previous = self._browsers.get(info.id)
         self._browsers[info.id] = peer
         if previous:

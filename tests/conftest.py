@@ -1,0 +1,58 @@
+"""Fixtures: the demo pages and the suite's own pages on 127.0.0.1, and real headless Chromium with the
+real extension through the real relay — once with the extension's polyfill, once with native WebMCP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import webmcp_nb as wm
+from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
+
+PAGES = Path(__file__).parent / "pages"
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[DemoServer]:
+    with DemoServer({"/": DEMO_PAGES, "/t/": PAGES}) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="session")
+def polyfill_browser() -> Iterator[wm.Browser]:
+    with wm.launch() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
+def native_browser() -> Iterator[wm.Browser]:
+    with wm.launch(native_webmcp=True) as browser:
+        yield browser
+
+
+@pytest.fixture(params=["polyfill", "native"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def browser(mode: str, request: pytest.FixtureRequest) -> wm.Browser:
+    return request.getfixturevalue(f"{mode}_browser")
+
+
+@pytest.fixture
+def open_tab(browser: wm.Browser, server: DemoServer) -> Iterator:
+    """Opens pages by path on the test server; closes them after the test."""
+    opened: list[wm.Tab] = []
+
+    def open_(path: str) -> wm.Tab:
+        tab = browser.open(server.url(path))
+        opened.append(tab)
+        return tab
+
+    yield open_
+    for tab in opened:
+        if not tab.closed:
+            tab.close()

@@ -1,0 +1,50 @@
+// Tools that throw, hang, leave, return odd or huge values; `strict` logs every call it receives so a
+// test can prove that refused arguments never reached the page.
+const mc = document.modelContext;
+window.received = [];
+const none = { type: 'object', properties: {} };
+mc.registerTool({ name: 'boom', description: 'Throws', inputSchema: none, execute() { throw new Error('kaboom 42'); } });
+mc.registerTool({ name: 'reject', description: 'Rejects', inputSchema: none, execute: () => Promise.reject(new TypeError('bad thing')) });
+mc.registerTool({ name: 'hang', description: 'Never resolves', inputSchema: none, execute: () => new Promise(() => {}) });
+mc.registerTool({
+  name: 'leave', description: 'Navigates away mid-call', inputSchema: none,
+  execute() { setTimeout(() => location.assign('landing.html'), 50); return new Promise(() => {}); },
+});
+mc.registerTool({
+  name: 'odd', description: 'Returns values JSON cannot hold', inputSchema: none,
+  execute() {
+    const value = {
+      date: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)), big: 2n ** 70n, map: new Map([['a', 1]]), set: new Set([1, 2]),
+      error: new RangeError('out'), nothing: undefined, fn() {}, nan: NaN, list: [undefined, 1],
+    };
+    value.self = value;
+    Object.defineProperty(value, 'trap', { enumerable: true, get() { throw new Error('getter'); } });
+    return value;
+  },
+});
+mc.registerTool({
+  name: 'huge', description: 'Returns about 20 MB', inputSchema: { type: 'object', properties: { mb: { type: 'number' } } },
+  execute: ({ mb = 20 }) => ({ blob: 'x'.repeat(mb * 1024 * 1024) }),
+});
+mc.registerTool({
+  name: 'strict', description: 'Takes a bounded number and a code',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      count: { type: 'integer', minimum: 1, maximum: 5 },
+      code: { type: 'string', pattern: '^[A-Z]{3}$' },
+      options: { type: 'object', properties: { fast: { type: 'boolean' } }, required: ['fast'] },
+    },
+    required: ['count', 'code'],
+  },
+  execute(input) { window.received.push(input); return { ok: true, input }; },
+});
+mc.registerTool({
+  name: 'received', description: 'What strict received', inputSchema: none, annotations: { readOnlyHint: true },
+  execute: () => window.received,
+});
+mc.registerTool({
+  name: 'stringSchema', description: 'Schema given as a JSON string',
+  inputSchema: '{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}',
+  execute: ({ n }) => n * 2,
+});

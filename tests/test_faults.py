@@ -1,0 +1,84 @@
+"""Tools that fail: every failure is a typed exception or a bounded result, never a hang."""
+
+import pytest
+
+import webmcp_nb as wm
+
+
+@pytest.fixture
+def tab(open_tab):
+    return open_tab("t/faults.html")
+
+
+def test_a_throwing_tool_raises_tool_error_with_the_pages_message(tab):
+    with pytest.raises(wm.ToolError, match="kaboom 42"):
+        tab.call("boom")
+    with pytest.raises(wm.ToolError, match="bad thing") as info:
+        tab.call("reject")
+    assert info.value.data["name"] == "TypeError"
+
+
+def test_a_tool_that_never_resolves_times_out_at_the_limit(tab):
+    with pytest.raises(wm.ToolTimeoutError, match="within 1500 ms"):
+        tab.call("hang", timeout=1.5)
+    assert tab.call("received").value == []  # the tab still answers
+
+
+def test_a_tool_that_navigates_away_raises_navigated(tab):
+    with pytest.raises(wm.NavigatedError):
+        tab.call("leave")
+
+
+def test_invalid_arguments_are_refused_in_python_and_never_reach_the_page(tab):
+    cases = [
+        ({"code": "ABC"}, "count"),  # missing required
+        ({"count": 9, "code": "ABC"}, "count"),  # above maximum
+        ({"count": 1, "code": "abc"}, "code"),  # pattern
+        ({"count": "1", "code": "ABC"}, "count"),  # type
+        ({"count": 1, "code": "ABC", "options": {}}, "options.fast"),  # nested required
+        ({"count": 1, "code": "ABC", "cuont": 2}, "cuont"),  # misspelt name
+    ]
+    for args, field in cases:
+        with pytest.raises(wm.InvalidArgumentsError) as info:
+            tab.call("strict", args)
+        assert info.value.field == field, (args, info.value)
+        assert field.split(".")[-1] in str(info.value)
+    assert tab.call("received").value == []
+    tab.call("strict", count=2, code="ABC")
+    assert tab.call("received").value == [{"count": 2, "code": "ABC"}]
+
+
+def test_values_json_cannot_hold_are_serialised(tab):
+    value = tab.call("odd").value
+    assert value["date"] == "2026-01-02T03:04:05.000Z"
+    assert value["big"] == str(2**70)
+    assert value["map"] == {"a": 1}
+    assert value["set"] == [1, 2]
+    assert value["error"] == {"name": "RangeError", "message": "out"}
+    assert value["self"] == "[Circular]"
+    assert value["trap"].startswith("[Thrown:")
+    assert value["nan"] is None and value["list"] == [None, 1]
+    assert "nothing" not in value and "fn" not in value
+
+
+def test_a_20_mb_result_is_refused_with_its_size(tab):
+    with pytest.raises(wm.ResultTooLargeError) as info:
+        tab.call("huge", mb=20)
+    assert info.value.data["size"] > 20 * 1024 * 1024
+    assert info.value.data["limit"] == tab._browser.max_result_chars
+    assert len(tab.call("huge", mb=1).value["blob"]) == 1024 * 1024
+
+
+def test_a_schema_given_as_a_json_string_is_parsed(tab, mode):
+    if mode == "native":
+        assert "stringSchema" not in tab.tools  # Chromium's own registerTool refuses a string schema
+        return
+    assert tab.tools["stringSchema"].input_schema["required"] == ["n"]
+    assert tab.call("stringSchema", n=21).value == 42
+
+
+def test_unknown_tools_and_tabs_raise_lookup_errors(tab, browser):
+    with pytest.raises(wm.ToolNotFoundError, match="boom"):
+        tab.call("nope")
+    with pytest.raises(wm.TabNotFoundError):
+        browser.tab(-1)

@@ -1,0 +1,52 @@
+"""The flight demo, through the polyfill and through native WebMCP: list, call, tools that change."""
+
+SEARCH = {
+    "origin": "LON",
+    "destination": "NYC",
+    "tripType": "round-trip",
+    "outboundDate": "2027-01-15",
+    "inboundDate": "2027-01-22",
+    "passengers": 2,
+}
+
+
+def test_search_page_registers_only_search(open_tab, mode):
+    tab = open_tab("flights/")
+    assert list(tab.tools) == ["searchFlights"]
+    tool = tab.tools["searchFlights"]
+    assert tool.source == mode
+    assert set(tool.input_schema["required"]) == set(SEARCH)
+    assert not tool.read_only
+    assert set(tool.__signature__.parameters) == set(SEARCH)
+
+
+def test_search_then_results_tools_and_filters(open_tab):
+    tab = open_tab("flights/")
+    result = tab.call("searchFlights", SEARCH)
+    assert result.value["count"] > 0
+    tab.wait_for_tool("listFlights", timeout=5)
+    assert set(tab.tools) == {"searchFlights", "listFlights", "setFilters", "resetFilters"}
+    assert tab.tools["listFlights"].read_only
+
+    flights = tab.tools["listFlights"]().value
+    assert len(flights) == result.value["count"]
+    assert {f["stops"] for f in flights} == {0, 1, 2}
+
+    filtered = tab.call("setFilters", stops=[0])
+    direct = tab.call("listFlights").value
+    assert filtered.value["count"] == len(direct) < len(flights)
+    assert {f["stops"] for f in direct} == {0}
+
+    cheap = max(f["price"] for f in flights) / 2
+    tab.call("setFilters", maxPrice=cheap)
+    assert all(f["price"] <= cheap for f in tab.call("listFlights").value)
+
+    tab.call("resetFilters")
+    assert len(tab.call("listFlights").value) == len(flights)
+
+
+def test_tool_objects_are_callable_with_keywords(open_tab):
+    tab = open_tab("flights/")
+    search = tab.tools["searchFlights"]
+    assert search(**SEARCH).value["count"] > 0
+    assert "origin" in search.__doc__

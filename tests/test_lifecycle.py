@@ -1,0 +1,95 @@
+"""Connections that must last: the worker's keepalive, a stopped worker, the relay daemon."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from websockets.sync.client import connect as ws_connect
+
+import webmcp_nb as wm
+from webmcp_nb.chromium import ChromiumProcess
+
+
+def _cdp(browser: wm.Browser, method: str, params: dict | None = None) -> dict:
+    port, path = (browser.process.profile_dir / "DevToolsActivePort").read_text().split()
+    with ws_connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
+        ws.send(json.dumps({"id": 1, "method": method, "params": params or {}}))
+        while True:
+            reply = json.loads(ws.recv())
+            if reply.get("id") == 1:
+                return reply["result"]
+
+
+def _stop_service_worker(browser: wm.Browser) -> None:
+    targets = _cdp(browser, "Target.getTargets")["targetInfos"]
+    (worker,) = [t for t in targets if t["type"] == "service_worker" and "worker.js" in t["url"]]
+    assert _cdp(browser, "Target.closeTarget", {"targetId": worker["targetId"]})["success"]
+
+
+@pytest.mark.timeout(240)
+def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(server):
+    # A plain subprocess browser: nothing attaches to the worker, so only its own keepalive keeps it up.
+    with wm.launch(args=["--remote-debugging-port=0"]) as browser:
+        tab = browser.open(server.url("t/faults.html"))
+        relay = browser.relay
+        assert relay.browser_connections == 1
+        time.sleep(90)
+        assert browser.connected and relay.browser_connections == 1  # same connection, never dropped
+        assert tab.call("received").value == []
+
+        _stop_service_worker(browser)
+        assert tab.call("received").value == []  # waits for the restarted worker, which resyncs
+        assert relay.browser_connections == 2
+        assert set(tab.tools) >= {"boom", "strict"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+CLIENT = textwrap.dedent(
+    """
+    import json, sys, webmcp_nb as wm
+    port, url = int(sys.argv[1]), sys.argv[2]
+    browser = wm.connect(port, timeout=40)
+    if url != "-":
+        browser.open(url)
+    print(json.dumps({str(t.id): [t.url, sorted(t.tools)] for t in browser.tabs}))
+    """
+)
+
+
+@pytest.mark.timeout(180)
+def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path):
+    port = _free_port()
+    env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path)}
+    chromium = ChromiumProcess(f"ws://127.0.0.1:{port}/browser")  # dials a relay that is not up yet
+    try:
+        run = lambda url: subprocess.run(  # noqa: E731
+            [sys.executable, "-c", CLIENT, str(port), url], env=env, capture_output=True, text=True, timeout=90
+        )
+        first = run(server.url("flights/"))  # starts the daemon on demand, opens a tab, exits
+        assert first.returncode == 0, first.stderr
+        pid_file = tmp_path / f"relay-{port}.pid"
+        assert pid_file.exists()
+        assert oct((tmp_path / "token").stat().st_mode & 0o777) == "0o600"
+
+        second = run("-")  # a new process sees the same tabs and tools, from the daemon's mirror
+        assert second.returncode == 0, second.stderr
+        tabs = json.loads(second.stdout)
+        assert tabs == json.loads(first.stdout)
+        assert [server.url("flights/"), ["searchFlights"]] in tabs.values()
+    finally:
+        chromium.close()
+        pid_file = tmp_path / f"relay-{port}.pid"
+        if pid_file.exists():
+            os.kill(int(pid_file.read_text()), signal.SIGTERM)

@@ -1,0 +1,59 @@
+"""``webmcp-nb demo``: headless Chromium with the extension on the bundled flight demo, tools listed
+and called, printed readably. It is README command 1 and the smoke test of a fresh machine."""
+
+from __future__ import annotations
+
+import time
+
+from .demo_server import serve_demo
+from .display import clip
+from .launch import launch
+
+__all__ = ["run_demo", "DEMO_SEARCH"]
+
+DEMO_SEARCH = {
+    "origin": "LON",
+    "destination": "NYC",
+    "tripType": "round-trip",
+    "outboundDate": "2027-01-15",
+    "inboundDate": "2027-01-22",
+    "passengers": 2,
+}
+
+
+def _show_tools(tab: object) -> None:
+    for tool in tab.tools.values():  # type: ignore[attr-defined]
+        marks = tool.source + (", read-only" if tool.read_only else "")
+        print(f"  • {tool.name}{tool.__signature__}  [{marks}]")
+        print(f"      {clip(tool.description, 100)}")
+
+
+def run_demo(*, headless: bool = True, native_webmcp: bool = False) -> int:
+    """Run the demo; returns the process exit code."""
+    with serve_demo() as server:
+        started = time.perf_counter()
+        with launch(headless=headless, native_webmcp=native_webmcp) as browser:
+            print(f"Launched Chromium with the webmcp-nb extension in {time.perf_counter() - started:.1f} s")
+            print(f"  {browser.info.user_agent if browser.info else ''}")
+            tab = browser.open(server.url("flights/"))
+            print(f"\nOpened {tab.url} — {tab.title!r}. Its tools:")
+            _show_tools(tab)
+
+            print(f"\nCalling searchFlights({', '.join(f'{k}={v!r}' for k, v in DEMO_SEARCH.items())})")
+            result = tab.call("searchFlights", DEMO_SEARCH)
+            print(f"  → {result.value} ({result.duration_ms:.1f} ms)")
+
+            tab.wait_for_tool("listFlights", timeout=10)
+            print("\nThe results view registered more tools:")
+            _show_tools(tab)
+
+            flights = tab.call("listFlights").value
+            print(f"\nlistFlights → {len(flights)} flights; the five cheapest:")
+            for f in sorted(flights, key=lambda f: f["price"])[:5]:
+                print(
+                    f"  {f['id']:<8} {f['airline']:<22} {f['origin']}→{f['destination']}  "
+                    f"{f['departureTime']}–{f['arrivalTime']}  stops {f['stops']}  {f['price']:>7.2f} {f['currency']}"
+                )
+            direct = tab.call("setFilters", stops=[0]).value
+            print(f"\nsetFilters(stops=[0]) → {direct['count']} direct flights of {direct['total']}")
+    return 0
