@@ -34,8 +34,8 @@ DEFAULT_MAX_RESULT_CHARS = 4_000_000
 """Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
 
 NAVIGATION_TIMEOUT = 45.0
-REPLY_MARGIN = 5.0
-RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting  # the browser enforces call timeouts; Python waits this much longer as a backstop
+REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
 
 
 class PNG(bytes):
