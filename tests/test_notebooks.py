@@ -1,0 +1,24 @@
+"""The tutorial notebooks run top to bottom in a real kernel (nbclient), against a real browser."""
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs(path: Path, tmp_path: Path):
+    nb = nbformat.read(path, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    if path.name.startswith("01-"):
+        html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "listFlights" in html and "searchFlights" in html
+        assert any("image/png" in o.get("data", {}) for o in outputs)
+        text = "".join(o.get("text", "") for o in outputs)
+        assert "InvalidArgumentsError" in text and "'origin'" in text
