@@ -15,6 +15,16 @@ from websockets.sync.client import connect as ws_connect
 
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess
+from webmcp_nb.connect import start_daemon
+
+SEARCH = {
+    "origin": "LON",
+    "destination": "NYC",
+    "tripType": "one-way",
+    "outboundDate": "2027-01-15",
+    "inboundDate": "2027-01-22",
+    "passengers": 1,
+}
 
 
 def _cdp(browser: wm.Browser, method: str, params: dict | None = None) -> dict:
@@ -72,27 +82,45 @@ CLIENT = textwrap.dedent(
 
 
 @pytest.mark.timeout(180)
-def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path):
+def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path, monkeypatch):
     port = _free_port()
     env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path)}
-    chromium = ChromiumProcess(f"ws://127.0.0.1:{port}/browser")  # dials a relay that is not up yet
+    # The page loads before any relay exists: the handshake must still carry its tools.
+    chromium = ChromiumProcess(f"ws://127.0.0.1:{port}/browser", url=server.url("flights/"))
+    pid_file = tmp_path / f"relay-{port}.pid"
     try:
-        run = lambda url: subprocess.run(  # noqa: E731
-            [sys.executable, "-c", CLIENT, str(port), url], env=env, capture_output=True, text=True, timeout=90
-        )
-        first = run(server.url("flights/"))  # starts the daemon on demand, opens a tab, exits
+
+        def run(url: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-c", CLIENT, str(port), url], env=env, capture_output=True, text=True, timeout=90
+            )
+
+        first = run(server.url("early-draft/"))  # starts the daemon on demand, opens a tab, exits
         assert first.returncode == 0, first.stderr
-        pid_file = tmp_path / f"relay-{port}.pid"
         assert pid_file.exists()
         assert oct((tmp_path / "token").stat().st_mode & 0o777) == "0o600"
+        tabs = json.loads(first.stdout)
+        assert [server.url("flights/"), ["searchFlights"]] in tabs.values()
+        assert [server.url("early-draft/"), ["addTodo", "disableTools", "listTodos", "setMode"]] in tabs.values()
 
         second = run("-")  # a new process sees the same tabs and tools, from the daemon's mirror
         assert second.returncode == 0, second.stderr
-        tabs = json.loads(second.stdout)
-        assert tabs == json.loads(first.stdout)
-        assert [server.url("flights/"), ["searchFlights"]] in tabs.values()
+        assert json.loads(second.stdout) == tabs
+
+        # The daemon dies and another takes its place: this client and the browser both reconnect.
+        monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
+        browser = wm.connect(port, timeout=20)
+        (flights,) = [t for t in browser.tabs if t.url == server.url("flights/")]
+        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while browser.connected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not browser.connected
+        start_daemon(port)
+        assert flights.call("searchFlights", SEARCH).value["count"] > 0  # waits for the browser to return
+        assert browser.connected
+        browser.close()
     finally:
         chromium.close()
-        pid_file = tmp_path / f"relay-{port}.pid"
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGTERM)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
-from .connection import Connection
+from .connection import LOST, Connection
 from .display import Markup, clip, table
 from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
 from .protocol import BrowserInfo, Method, TabInfo
@@ -253,6 +253,8 @@ class Browser:
         elif method == Method.BROWSER_REMOVED.value:
             if params.get("browserId") == self.id:
                 self._connected = False
+        elif method == LOST:
+            self._connected = False
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
                 self._upsert(TabInfo.model_validate(params["tab"]))

@@ -17,11 +17,14 @@ from .errors import NotConnectedError, PermissionDeniedError, ToolTimeoutError, 
 from .protocol import Method, parse_message, request
 from .relay import MAX_MESSAGE_BYTES
 
-__all__ = ["Connection"]
+__all__ = ["Connection", "LOST"]
 
 log = logging.getLogger(__name__)
 
 Listener = Callable[[str, dict[str, Any]], None]
+
+LOST = "connection.lost"
+"""What listeners get when the socket to the relay drops; a fresh ``hello`` follows the reconnect."""
 
 
 class Connection:
@@ -81,6 +84,7 @@ class Connection:
                 pass
             self._ready.clear()
             self._fail_all(NotConnectedError("the connection to the relay was lost"))
+            self._emit(LOST, {})
             while not self._closed:
                 await asyncio.sleep(backoff)
                 try:
@@ -108,11 +112,14 @@ class Connection:
             return
         if msg.method == Method.HELLO.value:
             self._ready.set()
+        self._emit(msg.method or "", msg.params)
+
+    def _emit(self, method: str, params: dict[str, Any]) -> None:
         for listener in list(self._listeners):
             try:
-                listener(msg.method or "", msg.params)
+                listener(method, params)
             except Exception:
-                log.exception("listener failed on %s", msg.method)
+                log.exception("listener failed on %s", method)
 
     def _fail_all(self, exc: Exception) -> None:
         for future in self._waiting.values():

@@ -1,0 +1,60 @@
+"""Tabs: open, navigate, activate, screenshot, close; and the rich displays of everything a cell shows."""
+
+import pytest
+
+import webmcp_nb as wm
+
+
+def test_navigate_replaces_the_tools_and_activate_screenshot_close(open_tab, browser, server):
+    tab = open_tab("flights/")
+    assert browser.active_tab is tab
+    other = open_tab("t/faults.html")
+    assert browser.active_tab is other and not tab.active
+
+    tab.navigate(server.url("early-draft/"))
+    assert tab.url == server.url("early-draft/") and "addTodo" in tab.tools and "searchFlights" not in tab.tools
+
+    tab.activate()
+    assert browser.active_tab is tab
+
+    png = other.screenshot()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    assert png._repr_png_() == bytes(png)
+    assert browser.active_tab is other  # a screenshot shows the tab, so it activates it
+
+    other.close()
+    assert other.closed and other not in browser.tabs
+    with pytest.raises(wm.TabNotFoundError):
+        browser.tab(other.id)
+
+
+def test_reprs_have_html_and_plain_text(open_tab, browser):
+    tab = open_tab("flights/")
+    result = tab.call(
+        "searchFlights",
+        origin="LON",
+        destination="NYC",
+        tripType="one-way",
+        outboundDate="2027-01-15",
+        inboundDate="2027-01-22",
+        passengers=1,
+    )
+    tab.wait_for_tool("listFlights")
+    for shown, needle in [
+        (browser, str(tab.id)),
+        (tab, "listFlights"),
+        (tab.tools, "listFlights"),
+        (tab.tools["listFlights"], "read-only"),
+        (result, "searchFlights"),
+    ]:
+        bundle = shown._repr_mimebundle_()
+        assert needle in bundle["text/plain"], type(shown)
+        assert needle in bundle["text/html"], type(shown)
+        assert "<script" not in bundle["text/html"]
+
+
+def test_page_text_is_escaped_in_html(open_tab):
+    tab = open_tab("t/faults.html")
+    result = tab.call("strict", count=1, code="ABC", options={"fast": True})
+    html = result._repr_mimebundle_()["text/html"]
+    assert "<b>strict" in html and "&quot;fast&quot;" in html
