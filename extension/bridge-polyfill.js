@@ -34,7 +34,7 @@
         checkName(tool?.name);
         if (this.#tools.has(tool.name)) throw new DOMException('Duplicate tool name', 'InvalidStateError');
         if (typeof tool.execute !== 'function') throw new TypeError('execute must be a function');
-        if (signal?.aborted) return Promise.resolve();
+        if (signal?.aborted) throw signal.reason ?? new DOMException('The signal is aborted', 'AbortError');
         const entry = {
           name: tool.name,
           title: tool.title === undefined ? undefined : String(tool.title),

@@ -82,3 +82,20 @@ def test_unknown_tools_and_tabs_raise_lookup_errors(tab, browser):
         tab.call("nope")
     with pytest.raises(wm.TabNotFoundError):
         browser.tab(-1)
+
+
+def test_register_tool_contract_matches_native(open_tab):
+    # The polyfill must behave like Chromium's own registerTool; the same expectations run in both modes.
+    tab = open_tab("t/registration.html")
+    assert tab.call("contract").value == {
+        "first": "ok",
+        "duplicate": "InvalidStateError",
+        "empty": "InvalidStateError",
+        "spaces": "InvalidStateError",
+        "tooLong": "InvalidStateError",
+        "listedBefore": True,
+        "listedAfter": False,
+        "changeOnAbort": True,
+        "preAborted": "AbortError",
+        "neverListed": True,
+    }

@@ -1,0 +1,63 @@
+"""The relay on its own: clean errors for bad client traffic, idle exit in daemon mode."""
+
+import asyncio
+import json
+
+from websockets.asyncio.client import connect
+
+from webmcp_nb.relay import Relay
+
+
+async def _client(relay: Relay):
+    ws = await connect(
+        f"ws://127.0.0.1:{relay.port}/client", additional_headers={"Authorization": f"Bearer {relay.token}"}
+    )
+    hello = json.loads(await ws.recv())
+    assert hello["method"] == "hello" and hello["params"]["browsers"] == []
+    return ws
+
+
+def test_bad_client_messages_get_clean_errors():
+    async def scenario():
+        relay = await Relay("t0ken").start()
+        try:
+            ws = await _client(relay)
+            replies = []
+            for raw in [
+                "not json",
+                '{"id": 1, "method": "tool.call"}',
+                '{"id": 2, "method": "no.such", "params": {}}',
+                '{"method": "tab.open", "params": {}}',
+                '{"id": 3, "method": "tab.open", "params": {"browserId": "nobody"}}',
+            ]:
+                await ws.send(raw)
+                replies.append(json.loads(await ws.recv()))
+            await ws.close()
+            return replies
+        finally:
+            await relay.close()
+
+    replies = asyncio.run(scenario())
+    assert [r["error"]["code"] for r in replies] == [
+        "BAD_REQUEST",
+        "NOT_CONNECTED",
+        "UNKNOWN_METHOD",
+        "BAD_REQUEST",
+        "NOT_CONNECTED",
+    ]
+    assert [r.get("id") for r in replies] == [None, 1, 2, None, 3]
+    assert "nobody" in replies[4]["error"]["message"]
+
+
+def test_daemon_mode_exits_when_idle_but_not_while_a_client_is_connected():
+    async def scenario():
+        relay = await Relay("t0ken", idle_timeout=0.2).start()
+        ws = await _client(relay)
+        serving = asyncio.ensure_future(relay.serve_forever())
+        await asyncio.sleep(1.0)
+        still_up = not serving.done()
+        await ws.close()
+        await asyncio.wait_for(serving, 15)
+        return still_up
+
+    assert asyncio.run(scenario())
