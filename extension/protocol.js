@@ -16,6 +16,7 @@ export const ErrorCode = Object.freeze({
   "PERMISSION_DENIED": "PERMISSION_DENIED",
   "CONFIRMATION_DENIED": "CONFIRMATION_DENIED",
   "RESULT_TOO_LARGE": "RESULT_TOO_LARGE",
+  "SKILL_UNHEALTHY": "SKILL_UNHEALTHY",
   "INTERNAL": "INTERNAL"
 });
 export const Method = Object.freeze({
@@ -31,5 +32,9 @@ export const Method = Object.freeze({
   "TAB_ACTIVATE": "tab.activate",
   "TAB_CLOSE": "tab.close",
   "TAB_SCREENSHOT": "tab.screenshot",
-  "TAB_SYNC": "tab.sync"
+  "TAB_SYNC": "tab.sync",
+  "SKILL_INSTALL": "skill.install",
+  "SKILL_UNINSTALL": "skill.uninstall",
+  "SKILL_UPDATE": "skill.update",
+  "SKILLS_UPDATED": "skills.updated"
 });

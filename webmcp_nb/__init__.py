@@ -14,6 +14,7 @@ from .errors import (
     NavigatedError,
     NotConnectedError,
     ResultTooLargeError,
+    SkillHealthError,
     TabNotFoundError,
     ToolError,
     ToolNotFoundError,
@@ -21,6 +22,7 @@ from .errors import (
     WebMCPError,
 )
 from .launch import alaunch, launch
+from .skills import InjectionResult, Skill, SkillHealthWarning
 from .tools import Tool, ToolMap, ToolResult
 
 __all__ = [
@@ -35,6 +37,10 @@ __all__ = [
     "ToolMap",
     "ToolResult",
     "PNG",
+    "Skill",
+    "InjectionResult",
+    "SkillHealthWarning",
+    "SkillHealthError",
     "DemoServer",
     "serve_demo",
     "WebMCPError",

@@ -20,9 +20,10 @@ from .chromium import ChromiumProcess
 from .connection import LOST, Connection
 from .display import Markup, clip, table
 from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
-from .protocol import BrowserInfo, Method, TabInfo
+from .protocol import BrowserInfo, InstalledSkill, Method, TabInfo
 from .relay import Relay
 from .schema import validate_arguments
+from .skills import InjectionResult, Skill, SkillRegistry, check_health
 from .tools import Tool, ToolMap, ToolResult
 
 __all__ = ["Browser", "Tab", "PNG", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
@@ -140,6 +141,21 @@ class Tab:
 
     wait_for_tool = blocking(await_for_tool)
 
+    # ----- skills -----
+
+    @on_loop
+    async def ainject(self, skill: Skill) -> InjectionResult:
+        """Run ``skill`` in this tab now (and install it for auto-injection on pages it matches).
+
+        Raises ``SkillHealthError`` with the reason when its health check fails here; then none of its
+        tools is registered. Injecting again replaces the earlier definitions in the page.
+        """
+        results = await self._browser.skills.ainstall(skill, tab=self)
+        skill._last_tab = self
+        return check_health(self.id, skill, results)
+
+    inject = blocking(ainject)
+
     # ----- navigation and the rest -----
 
     @on_loop
@@ -255,6 +271,9 @@ class Browser:
                 self._connected = False
         elif method == LOST:
             self._connected = False
+        elif method == Method.SKILLS_UPDATED.value:
+            if params.get("browserId") == self.id and self.info is not None:
+                self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
                 self._upsert(TabInfo.model_validate(params["tab"]))
@@ -307,6 +326,16 @@ class Browser:
                 f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
             ) from None
 
+    async def _wait_for_skill(self, tab_id: int, skill: str, tools: tuple[str, ...]) -> None:
+        """Wait (briefly) until the mirror of ``tab_id`` shows ``skill`` with exactly ``tools``."""
+
+        def shown() -> bool:
+            tab = self._tabs.get(tab_id)
+            return tab is None or any(s.name == skill and tuple(s.tools) == tools for s in tab._info.skills)
+
+        with contextlib.suppress(ToolTimeoutError):
+            await self._wait_until(shown, 5.0, f"skill {skill} in tab {tab_id}")
+
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
         if not self._connected:  # a restarted service worker is usually back within a second
             with contextlib.suppress(ToolTimeoutError):
@@ -319,6 +348,11 @@ class Browser:
     def connected(self) -> bool:
         """Whether the browser is connected to the relay right now."""
         return self._connected and not self._closed
+
+    @property
+    def skills(self) -> SkillRegistry:
+        """The installed skills: ``install``, ``enable``/``disable``, ``disable_tool``, ``uninstall``."""
+        return SkillRegistry(self)
 
     @property
     def tabs(self) -> list[Tab]:

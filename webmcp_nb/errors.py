@@ -20,6 +20,7 @@ __all__ = [
     "PermissionDeniedError",
     "ConfirmationDeniedError",
     "ResultTooLargeError",
+    "SkillHealthError",
     "InternalError",
     "error_from_code",
 ]
@@ -73,9 +74,16 @@ class InvalidArgumentsError(WebMCPError, ValueError):
 
 
 class ToolError(WebMCPError):
-    """The page's tool threw or rejected; the message is the page's own."""
+    """The page's tool threw or rejected; the message is the page's own.
+
+    ``reason`` is the machine-readable code a skill tool attached (``TARGET_NOT_FOUND``, ...), if any.
+    """
 
     code = ErrorCode.TOOL_ERROR
+
+    @property
+    def reason(self) -> str | None:
+        return self.data.get("code") if isinstance(self.data, dict) else None
 
 
 class ToolTimeoutError(WebMCPError, TimeoutError):
@@ -104,6 +112,12 @@ class ResultTooLargeError(WebMCPError):
     code = ErrorCode.RESULT_TOO_LARGE
 
 
+class SkillHealthError(WebMCPError):
+    """A skill was not registered in a tab: its health check failed or its tools.js threw."""
+
+    code = ErrorCode.SKILL_UNHEALTHY
+
+
 class InternalError(WebMCPError):
     code = ErrorCode.INTERNAL
 
@@ -123,6 +137,7 @@ _BY_CODE: dict[str, type[WebMCPError]] = {
         PermissionDeniedError,
         ConfirmationDeniedError,
         ResultTooLargeError,
+        SkillHealthError,
         InternalError,
     )
 }

@@ -23,6 +23,8 @@ __all__ = [
     "Method",
     "ToolInfo",
     "TabInfo",
+    "SkillStatus",
+    "InstalledSkill",
     "BrowserInfo",
     "Message",
     "RemoteError",
@@ -60,6 +62,7 @@ class ErrorCode(str, Enum):
     PERMISSION_DENIED = "PERMISSION_DENIED"
     CONFIRMATION_DENIED = "CONFIRMATION_DENIED"
     RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
+    SKILL_UNHEALTHY = "SKILL_UNHEALTHY"
     INTERNAL = "INTERNAL"
 
 
@@ -79,6 +82,10 @@ class Method(str, Enum):
     TAB_CLOSE = "tab.close"
     TAB_SCREENSHOT = "tab.screenshot"
     TAB_SYNC = "tab.sync"  # ask a tab's frames to re-send their tools; replies with the tab
+    SKILL_INSTALL = "skill.install"  # install or replace a skill and run it in matching tabs
+    SKILL_UNINSTALL = "skill.uninstall"
+    SKILL_UPDATE = "skill.update"  # enable/disable a skill or some of its tools
+    SKILLS_UPDATED = "skills.updated"  # browser → relay → clients: the installed skills changed
 
 
 class ToolInfo(BaseModel):
@@ -97,6 +104,20 @@ class ToolInfo(BaseModel):
     frame_url: str | None = Field(default=None, alias="frameUrl")
 
 
+class SkillStatus(BaseModel):
+    """How a skill fared in one tab: whether its health check passed, its tools, those the page shadows."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    version: str = ""
+    ok: bool = True
+    reason: str | None = None
+    tools: list[str] = Field(default_factory=list)
+    shadowed: list[str] = Field(default_factory=list)
+    frame_id: int = Field(default=0, alias="frameId")
+
+
 class TabInfo(BaseModel):
     """One tab as the extension mirrors it."""
 
@@ -108,6 +129,21 @@ class TabInfo(BaseModel):
     active: bool = False
     status: str = ""
     tools: list[ToolInfo] = Field(default_factory=list)
+    skills: list[SkillStatus] = Field(default_factory=list)
+
+
+class InstalledSkill(BaseModel):
+    """A skill installed in a browser, as its extension reports it."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    version: str = ""
+    description: str = ""
+    match: list[str] = Field(default_factory=list)
+    priority: float = 0
+    enabled: bool = True
+    disabled_tools: list[str] = Field(default_factory=list, alias="disabledTools")
 
 
 class BrowserInfo(BaseModel):
@@ -118,6 +154,9 @@ class BrowserInfo(BaseModel):
     id: str
     user_agent: str = Field(default="", alias="userAgent")
     extension_version: str = Field(default="", alias="extensionVersion")
+    user_scripts: bool = Field(default=False, alias="userScripts")
+    """Whether the extension may run skills (Chrome's "Allow User Scripts" toggle is on)."""
+    skills: list[InstalledSkill] = Field(default_factory=list)
     tabs: list[TabInfo] = Field(default_factory=list)
 
 

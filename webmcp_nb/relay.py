@@ -30,6 +30,7 @@ from .protocol import (
     PROTOCOL_VERSION,
     BrowserInfo,
     ErrorCode,
+    InstalledSkill,
     Method,
     TabInfo,
     error_reply,
@@ -51,6 +52,9 @@ FORWARDED_METHODS = frozenset(
         Method.TAB_CLOSE,
         Method.TAB_SCREENSHOT,
         Method.TAB_SYNC,
+        Method.SKILL_INSTALL,
+        Method.SKILL_UNINSTALL,
+        Method.SKILL_UPDATE,
     )
 )
 """Client requests the relay passes on to the browser named by ``params.browserId``."""
@@ -240,6 +244,13 @@ class Relay:
                 return
             peer.tabs[tab["id"]] = tab
             self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": tab})
+        elif msg.method == Method.SKILLS_UPDATED.value:
+            try:
+                peer.info.skills = [InstalledSkill.model_validate(s) for s in msg.params.get("skills") or []]
+            except ValidationError:
+                return
+            skills = [s.model_dump(by_alias=True) for s in peer.info.skills]
+            self._broadcast(Method.SKILLS_UPDATED, {"browserId": peer.info.id, "skills": skills})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
             if peer.tabs.pop(tab_id, None) is not None:

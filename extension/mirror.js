@@ -1,0 +1,159 @@
+// The worker's mirror of every tab: its url/title/state and the endpoints that report tools in it — a
+// content script per frame (the page's own tools) and a skill runtime per frame (injected skills' tools).
+// Pushes `tab.updated` to the relay, debounced. After a worker restart memory is empty: `resyncAll` asks
+// every frame to announce itself again.
+import { Method } from './protocol.js';
+import { notify } from './relay.js';
+import { failCallsOf, handleResult } from './calls.js';
+import { skillToolVisible } from './skills.js';
+
+const PUSH_DELAY_MS = 5;
+const SYNC_TIMEOUT_MS = 2_000;
+export const PAGE = 'webmcp-nb';
+export const SKILLS = 'webmcp-nb-skills';
+
+export const tabs = new Map(); // tab id → {id, url, title, active, status, windowId}
+const endpoints = new Map(); // tab id → Set of {port, kind, frameId, url, tools, skills}
+const syncs = new Map(); // sync id → resolve
+let nextSyncId = 1;
+
+const byFrame = (a, b) => a.frameId - b.frameId;
+
+// Every tool of a tab with the endpoint that runs it: the page's own tools first (top frame first), then
+// skill tools whose names the page does not already use, unless the user disabled them.
+export function toolsOf(tabId) {
+  const all = [...(endpoints.get(tabId) ?? [])];
+  const out = [];
+  const taken = new Set();
+  for (const endpoint of all.filter((e) => e.kind === PAGE).sort(byFrame)) {
+    for (const tool of endpoint.tools) {
+      out.push({ tool: { ...tool, frameId: endpoint.frameId, frameUrl: endpoint.url }, endpoint });
+      taken.add(tool.name);
+    }
+  }
+  for (const endpoint of all.filter((e) => e.kind === SKILLS).sort(byFrame)) {
+    for (const tool of endpoint.tools) {
+      if (taken.has(tool.name) || !skillToolVisible(tool.source, tool.name)) continue;
+      out.push({ tool: { ...tool, frameId: endpoint.frameId, frameUrl: endpoint.url }, endpoint });
+      taken.add(tool.name);
+    }
+  }
+  return out;
+}
+
+function skillStatus(tabId) {
+  const pageNames = new Set();
+  const status = [];
+  for (const endpoint of endpoints.get(tabId) ?? []) {
+    if (endpoint.kind === PAGE) for (const tool of endpoint.tools) pageNames.add(tool.name);
+  }
+  for (const endpoint of endpoints.get(tabId) ?? []) {
+    if (endpoint.kind !== SKILLS) continue;
+    for (const skill of endpoint.skills) {
+      status.push({ ...skill, frameId: endpoint.frameId, shadowed: skill.tools.filter((n) => pageNames.has(n)) });
+    }
+  }
+  return status;
+}
+
+export function tabInfo(tabId) {
+  const tab = tabs.get(tabId);
+  return {
+    id: tabId, url: tab?.url ?? '', title: tab?.title ?? '', active: !!tab?.active, status: tab?.status ?? '',
+    tools: toolsOf(tabId).map(({ tool }) => tool),
+    skills: skillStatus(tabId),
+  };
+}
+
+const dirty = new Set();
+let pushTimer = 0;
+export function markDirty(tabId) {
+  dirty.add(tabId);
+  if (!pushTimer) pushTimer = setTimeout(flushDirty, PUSH_DELAY_MS);
+}
+export function markAllDirty() {
+  for (const tabId of tabs.keys()) markDirty(tabId);
+}
+export function flushDirty() {
+  clearTimeout(pushTimer);
+  pushTimer = 0;
+  for (const tabId of dirty) {
+    if (tabs.has(tabId)) notify(Method.TAB_UPDATED, { tab: tabInfo(tabId) });
+  }
+  dirty.clear();
+}
+
+export function rememberTab(tab) {
+  tabs.set(tab.id, {
+    id: tab.id, url: tab.url ?? tab.pendingUrl ?? '', title: tab.title ?? '', active: tab.active,
+    status: tab.status, windowId: tab.windowId,
+  });
+}
+
+chrome.tabs.onCreated.addListener((tab) => { rememberTab(tab); markDirty(tab.id); });
+chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
+  rememberTab(tab);
+  if ('url' in change || 'title' in change || 'status' in change) markDirty(tabId);
+});
+chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
+  for (const tab of tabs.values()) {
+    if (tab.windowId !== windowId) continue;
+    const active = tab.id === tabId;
+    if (tab.active !== active) { tab.active = active; markDirty(tab.id); }
+  }
+});
+chrome.tabs.onRemoved.addListener((tabId) => {
+  tabs.delete(tabId);
+  endpoints.delete(tabId);
+  dirty.delete(tabId);
+  notify(Method.TAB_REMOVED, { tabId });
+});
+
+// A port from a content script (PAGE) or from a skill runtime (SKILLS) in some frame of some tab.
+export function attach(port, kind, relayUp) {
+  const tab = port.sender?.tab;
+  if (!tab) return port.disconnect();
+  const tabId = tab.id;
+  if (!tabs.has(tabId)) rememberTab(tab);
+  if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
+  const endpoint = { port, kind, frameId: port.sender.frameId ?? 0, url: port.sender.url, tools: [], skills: [] };
+  endpoints.get(tabId).add(endpoint);
+  port.postMessage({ type: 'relay', connected: relayUp });
+  port.onMessage.addListener((message) => {
+    if (message?.type === 'tools') {
+      endpoint.tools = Array.isArray(message.tools) ? message.tools : [];
+      endpoint.skills = Array.isArray(message.skills) ? message.skills : [];
+      endpoint.url = message.url ?? endpoint.url;
+      markDirty(tabId);
+      syncs.get(message.syncId)?.();
+    } else if (message?.type === 'result') {
+      handleResult(port, message);
+    }
+  });
+  port.onDisconnect.addListener(() => {
+    if (endpoints.get(tabId)?.delete(endpoint)) markDirty(tabId);
+    failCallsOf(port);
+  });
+}
+
+export function tellEndpoints(message) {
+  for (const set of endpoints.values()) for (const endpoint of set) endpoint.port.postMessage(message);
+}
+
+// Ask a tab's frames (all of them, or one) to send their tools again; resolves when the frame answers.
+export function sync(tabId, frameId) {
+  const syncId = nextSyncId++;
+  const options = frameId === undefined ? {} : { frameId };
+  return new Promise((resolve) => {
+    const done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
+    const timer = setTimeout(done, SYNC_TIMEOUT_MS);
+    syncs.set(syncId, done);
+    chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(done);
+  });
+}
+
+export async function resyncAll() {
+  for (const tab of await chrome.tabs.query({})) rememberTab(tab);
+  await Promise.all(Array.from(tabs.keys(), (tabId) => sync(tabId, 0)));
+  for (const tabId of tabs.keys()) sync(tabId); // iframes: their answers arrive as updates
+}

@@ -1,0 +1,90 @@
+// The worker's one WebSocket to the relay: connect (config.json from launch(), else the options page's port,
+// else the default), reconnect with backoff, a keepalive *sent by the worker* every 20 s (Chrome kills an
+// idle worker ~30 s after its last event, open socket or not; server pings do not count), and dispatch of
+// relay requests to handlers.
+import { DEFAULT_PORT, ErrorCode, Method } from './protocol.js';
+
+const KEEPALIVE_MS = 20_000;
+
+export class RelayError extends Error {
+  constructor(code, message, data) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+}
+
+let socket = null;
+let connecting = null;
+let backoff = 250;
+let keepalive = 0;
+let handlers = {};
+let hooks = { opened: async () => {}, closed: () => {} };
+
+export const isConnected = () => socket !== null;
+
+export function send(message) {
+  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
+}
+
+export function notify(method, params) {
+  send({ method, params });
+}
+
+// `requestHandlers` maps method → async (params) → result; `opened` runs before anything else is sent.
+export function configure(requestHandlers, { opened, closed }) {
+  handlers = requestHandlers;
+  hooks = { opened, closed };
+}
+
+async function relayUrl() {
+  try {
+    const config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
+    if (config.relayUrl) return config.relayUrl;
+  } catch (_) { /* no config file: the user's own browser */ }
+  const { port } = await chrome.storage.local.get('port');
+  return `ws://127.0.0.1:${port || DEFAULT_PORT}/browser`;
+}
+
+export function connect() {
+  if (socket || connecting) return connecting;
+  connecting = (async () => {
+    const ws = new WebSocket(await relayUrl());
+    ws.onopen = async () => {
+      socket = ws;
+      backoff = 250;
+      await hooks.opened();
+      clearInterval(keepalive);
+      keepalive = setInterval(() => notify(Method.PING, {}), KEEPALIVE_MS);
+    };
+    ws.onmessage = (event) => dispatch(event.data);
+    ws.onclose = () => {
+      if (socket === ws) socket = null;
+      clearInterval(keepalive);
+      connecting = null;
+      hooks.closed();
+      setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, 10_000);
+    };
+  })().catch(() => { connecting = null; });
+  return connecting;
+}
+
+async function dispatch(raw) {
+  let message;
+  try {
+    message = JSON.parse(raw);
+  } catch (_) {
+    return;
+  }
+  const { id, method, params } = message ?? {};
+  if (id === undefined || !method) return;
+  try {
+    const handler = Object.hasOwn(handlers, method) ? handlers[method] : null;
+    if (!handler) throw new RelayError(ErrorCode.UNKNOWN_METHOD, `Unknown method ${method}`);
+    send({ id, result: await handler(params ?? {}) });
+  } catch (error) {
+    const code = error instanceof RelayError ? error.code : ErrorCode.INTERNAL;
+    send({ id, error: { code, message: String(error?.message ?? error), data: error?.data } });
+  }
+}

@@ -1,0 +1,133 @@
+// Skills: tools the user gives pages that lack them. A skill's tools.js runs in the USER_SCRIPT world
+// through chrome.userScripts: it sees the page's DOM but not the page's JavaScript, the page's CSP and
+// Trusted Types do not apply to it, and page scripts cannot reach it. It is registered for the skill's URL
+// patterns (auto-injection on every matching load) and executed at once in matching open tabs and in tabs
+// it was injected into by hand. Enable/disable and per-tool disable only change what the mirror shows.
+import { ErrorCode, Method } from './protocol.js';
+import { RelayError, notify } from './relay.js';
+import { markAllDirty, tabs, tellEndpoints } from './mirror.js';
+
+const RUNTIME = [{ file: 'bridge-serialize.js' }, { file: 'skill-runtime.js' }];
+const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export function skillToolVisible(skillName, toolName) {
+  const skill = installed.get(skillName);
+  return !!skill && skill.enabled && !skill.disabledTools.includes(toolName);
+}
+
+export function skillsState() {
+  return Array.from(installed.values(), ({ source, ...rest }) => rest);
+}
+
+export async function userScriptsAvailable() {
+  try {
+    await chrome.userScripts.getScripts();
+    return true;
+  } catch (_) {
+    return false;
+  }
+}
+
+const USER_SCRIPTS_OFF = 'Skills need the "Allow User Scripts" toggle of the webmcp-nb extension: open '
+  + `chrome://extensions/?id=${chrome.runtime.id} and turn it on (Chrome 138+; older Chrome: Developer mode).`;
+
+async function requireUserScripts() {
+  if (!(await userScriptsAvailable())) throw new RelayError(ErrorCode.PERMISSION_DENIED, USER_SCRIPTS_OFF);
+}
+
+async function persist() {
+  await chrome.storage.session.set({ skills: [...installed.values()] });
+  notify(Method.SKILLS_UPDATED, { skills: skillsState() });
+}
+
+export async function restoreSkills() {
+  const { skills = [] } = await chrome.storage.session.get('skills');
+  for (const skill of skills) installed.set(skill.name, skill);
+  if (await userScriptsAvailable()) await chrome.userScripts.configureWorld({ messaging: true });
+}
+
+// The code that runs after the runtime: tools.js inside a function whose parameters are its API.
+function code(skill) {
+  const meta = { name: skill.name, version: skill.version, priority: skill.priority, config: skill.config };
+  return `globalThis.__webmcpNbSkills.define(${JSON.stringify(meta)}, function (defineTool, healthCheck, config) {\n`
+    + `${skill.source}\n});`;
+}
+
+function scriptFor(skill) {
+  return { id: `skill:${skill.name}`, matches: skill.match, js: [...RUNTIME, { code: code(skill) }], runAt: 'document_idle', world: 'USER_SCRIPT' };
+}
+
+async function register(skill) {
+  const script = scriptFor(skill);
+  await chrome.userScripts.unregister({ ids: [script.id] }).catch(() => {});
+  if (skill.match.length) await chrome.userScripts.register([script]);
+}
+
+async function inject(skill, tabId) {
+  try {
+    const [injection] = await chrome.userScripts.execute({
+      target: { tabId }, js: [...RUNTIME, { code: code(skill) }], world: 'USER_SCRIPT',
+    });
+    if (injection?.error) return { tabId, ok: false, reason: String(injection.error), tools: [] };
+    return { tabId, ...(injection?.result ?? { ok: false, reason: 'the skill runtime gave no answer', tools: [] }) };
+  } catch (error) {
+    return { tabId, ok: false, reason: String(error?.message ?? error), tools: [] };
+  }
+}
+
+async function matchingTabs(patterns) {
+  if (!patterns.length) return [];
+  try {
+    return (await chrome.tabs.query({ url: patterns })).map((t) => t.id);
+  } catch (error) {
+    throw new RelayError(ErrorCode.INVALID_ARGS, `Bad URL pattern in match: ${error.message}`);
+  }
+}
+
+export const skillHandlers = {
+  // Install or replace a skill, then run it in every open tab it matches and in `tabId` if given.
+  async [Method.SKILL_INSTALL]({ skill, tabId }) {
+    await requireUserScripts();
+    if (!NAME.test(skill?.name ?? '')) throw new RelayError(ErrorCode.INVALID_ARGS, `Bad skill name ${JSON.stringify(skill?.name)}`);
+    const previous = installed.get(skill.name);
+    const entry = {
+      name: skill.name,
+      version: String(skill.version ?? '0.0.0'),
+      description: String(skill.description ?? ''),
+      match: Array.isArray(skill.match) ? skill.match.map(String) : [],
+      priority: Number(skill.priority ?? 0),
+      config: skill.config ?? {},
+      source: String(skill.source ?? ''),
+      enabled: previous?.enabled ?? true,
+      disabledTools: previous?.disabledTools ?? [],
+      tabs: [...new Set([...(previous?.tabs ?? []), ...(tabId === undefined ? [] : [tabId])])].filter((id) => tabs.has(id)),
+    };
+    const targets = new Set([...(await matchingTabs(entry.match)), ...entry.tabs]);
+    installed.set(entry.name, entry);
+    await register(entry);
+    const results = await Promise.all([...targets].map((id) => inject(entry, id)));
+    await persist();
+    return { skill: entry.name, results };
+  },
+
+  async [Method.SKILL_UNINSTALL]({ name }) {
+    if (!installed.delete(name)) throw new RelayError(ErrorCode.INVALID_ARGS, `No skill named ${JSON.stringify(name)}`);
+    if (await userScriptsAvailable()) await chrome.userScripts.unregister({ ids: [`skill:${name}`] }).catch(() => {});
+    tellEndpoints({ type: 'remove', skill: name });
+    markAllDirty();
+    await persist();
+    return {};
+  },
+
+  // Show or hide a skill or some of its tools; nothing is re-injected.
+  async [Method.SKILL_UPDATE]({ name, enabled, disabledTools }) {
+    const skill = installed.get(name);
+    if (!skill) throw new RelayError(ErrorCode.INVALID_ARGS, `No skill named ${JSON.stringify(name)}`);
+    if (typeof enabled === 'boolean') skill.enabled = enabled;
+    if (Array.isArray(disabledTools)) skill.disabledTools = disabledTools.map(String);
+    markAllDirty();
+    await persist();
+    return skillsState().find((s) => s.name === name);
+  },
+};

@@ -1,0 +1,95 @@
+// Relay requests that act on tabs: open, navigate, activate, close, screenshot, sync. Open and navigate
+// return once the top frame has loaded the new document and answered a sync, so tools registered during
+// load are in the reply.
+import { ErrorCode, Method } from './protocol.js';
+import { RelayError } from './relay.js';
+import { flushDirty, rememberTab, sync, tabInfo, tabs } from './mirror.js';
+
+const LOAD_TIMEOUT_MS = 30_000;
+
+function requireTab(tabId) {
+  if (!tabs.has(tabId)) throw new RelayError(ErrorCode.TAB_NOT_FOUND, `No tab with id ${tabId}`);
+  return tabs.get(tabId);
+}
+
+// Runs `start` (which returns the id of the tab it navigates) and resolves with that id once the tab's top
+// frame has committed a new document and finished loading it. Events are recorded from before `start`
+// so none is missed, whatever order Chrome delivers them in.
+function loaded(start) {
+  const seen = new Map(); // tab id → 'committed' | 'completed' | error text
+  let tabId;
+  let settle;
+  const done = new Promise((resolve, reject) => { settle = { resolve, reject }; });
+  const check = () => {
+    const state = seen.get(tabId);
+    if (tabId === undefined || state === undefined || state === 'committed') return;
+    if (state === 'completed') settle.resolve(tabId);
+    else settle.reject(new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} failed to load: ${state}`));
+  };
+  const onCommitted = (d) => { if (d.frameId === 0) seen.set(d.tabId, 'committed'); };
+  const onCompleted = (d) => { if (d.frameId === 0 && seen.has(d.tabId)) { seen.set(d.tabId, 'completed'); check(); } };
+  const onError = (d) => { if (d.frameId === 0) { seen.set(d.tabId, d.error); check(); } };
+  const onRemoved = (id) => { if (id === tabId) settle.reject(new RelayError(ErrorCode.TAB_NOT_FOUND, `Tab ${id} was closed`)); };
+  chrome.webNavigation.onCommitted.addListener(onCommitted);
+  chrome.webNavigation.onCompleted.addListener(onCompleted);
+  chrome.webNavigation.onErrorOccurred.addListener(onError);
+  chrome.tabs.onRemoved.addListener(onRemoved);
+  const timer = setTimeout(() => settle.reject(new RelayError(ErrorCode.TIMEOUT, `Tab ${tabId} did not finish loading`)), LOAD_TIMEOUT_MS);
+  start().then((id) => { tabId = id; check(); }, (error) => settle.reject(error));
+  return done.finally(() => {
+    clearTimeout(timer);
+    chrome.webNavigation.onCommitted.removeListener(onCommitted);
+    chrome.webNavigation.onCompleted.removeListener(onCompleted);
+    chrome.webNavigation.onErrorOccurred.removeListener(onError);
+    chrome.tabs.onRemoved.removeListener(onRemoved);
+  });
+}
+
+async function settled(tabId) {
+  rememberTab(await chrome.tabs.get(tabId));
+  await sync(tabId, 0);
+  flushDirty();
+  return tabInfo(tabId);
+}
+
+export const tabHandlers = {
+  async [Method.TAB_OPEN]({ url = 'about:blank', active = true }) {
+    const tabId = await loaded(async () => {
+      const created = await chrome.tabs.create({ url, active });
+      rememberTab(created);
+      return created.id;
+    });
+    return settled(tabId);
+  },
+
+  async [Method.TAB_NAVIGATE]({ tabId, url }) {
+    requireTab(tabId);
+    await loaded(async () => (await chrome.tabs.update(tabId, { url })).id);
+    return settled(tabId);
+  },
+
+  async [Method.TAB_ACTIVATE]({ tabId }) {
+    const tab = requireTab(tabId);
+    await chrome.tabs.update(tabId, { active: true });
+    await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+    return settled(tabId);
+  },
+
+  async [Method.TAB_CLOSE]({ tabId }) {
+    requireTab(tabId);
+    await chrome.tabs.remove(tabId);
+    return {};
+  },
+
+  async [Method.TAB_SCREENSHOT]({ tabId }) {
+    const tab = requireTab(tabId);
+    if (!tab.active) await chrome.tabs.update(tabId, { active: true });
+    const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
+    return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
+  },
+
+  async [Method.TAB_SYNC]({ tabId }) {
+    requireTab(tabId);
+    return settled(tabId);
+  },
+};
