@@ -140,16 +140,25 @@ export function tellEndpoints(message) {
   for (const set of endpoints.values()) for (const endpoint of set) endpoint.port.postMessage(message);
 }
 
+// A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it
+// arrives (or after a timeout, so nothing waits forever on a frame that is gone).
+export function expectReport() {
+  const syncId = nextSyncId++;
+  let done;
+  const arrived = new Promise((resolve) => {
+    const timer = setTimeout(() => done(), SYNC_TIMEOUT_MS);
+    done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
+    syncs.set(syncId, done);
+  });
+  return { syncId, arrived, cancel: () => done() };
+}
+
 // Ask a tab's frames (all of them, or one) to send their tools again; resolves when the frame answers.
 export function sync(tabId, frameId) {
-  const syncId = nextSyncId++;
+  const { syncId, arrived, cancel } = expectReport();
   const options = frameId === undefined ? {} : { frameId };
-  return new Promise((resolve) => {
-    const done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
-    const timer = setTimeout(done, SYNC_TIMEOUT_MS);
-    syncs.set(syncId, done);
-    chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(done);
-  });
+  chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(cancel);
+  return arrived;
 }
 
 export async function resyncAll() {

@@ -30,10 +30,11 @@
     port.postMessage(message);
   }
 
-  function report() {
+  function report(syncId) {
     const ordered = [...skills.values()].sort((a, b) => (b.meta.priority ?? 0) - (a.meta.priority ?? 0));
     post({
       type: 'tools',
+      syncId,
       url: location.href,
       tools: ordered.flatMap((s) => Array.from(s.tools.values(), (t) => ({ ...t.info, source: s.meta.name }))),
       skills: ordered.map((s) => ({ name: s.meta.name, version: s.meta.version, ok: s.ok, reason: s.reason, tools: [...s.tools.keys()] })),
@@ -102,7 +103,7 @@
     reason ??= await check(health);
     const ok = reason === null;
     skills.set(meta.name, { meta, tools: ok ? tools : new Map(), ok, reason });
-    report();
+    report(meta.syncId);
     return { ok, reason, tools: [...tools.keys()] };
   }
 

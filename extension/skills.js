@@ -5,7 +5,7 @@
 // it was injected into by hand. Enable/disable and per-tool disable only change what the mirror shows.
 import { ErrorCode, Method } from './protocol.js';
 import { RelayError, notify } from './relay.js';
-import { markAllDirty, tabs, tellEndpoints } from './mirror.js';
+import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
 
 const RUNTIME = [{ file: 'bridge-serialize.js' }, { file: 'skill-runtime.js' }];
 const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
@@ -48,8 +48,9 @@ export async function restoreSkills() {
 }
 
 // The code that runs after the runtime: tools.js inside a function whose parameters are its API.
-function code(skill) {
-  const meta = { name: skill.name, version: skill.version, priority: skill.priority, config: skill.config };
+// `syncId` tags the runtime's report of this injection, so the worker can wait for it.
+function code(skill, syncId) {
+  const meta = { name: skill.name, version: skill.version, priority: skill.priority, config: skill.config, syncId };
   return `globalThis.__webmcpNbSkills.define(${JSON.stringify(meta)}, function (defineTool, healthCheck, config) {\n`
     + `${skill.source}\n});`;
 }
@@ -64,15 +65,20 @@ async function register(skill) {
   if (skill.match.length) await chrome.userScripts.register([script]);
 }
 
+// Runs the skill in a tab now and resolves once the mirror has the tools it reported.
 async function inject(skill, tabId) {
+  const report = expectReport();
   try {
     const [injection] = await chrome.userScripts.execute({
-      target: { tabId }, js: [...RUNTIME, { code: code(skill) }], world: 'USER_SCRIPT',
+      target: { tabId }, js: [...RUNTIME, { code: code(skill, report.syncId) }], world: 'USER_SCRIPT',
     });
     if (injection?.error) return { tabId, ok: false, reason: String(injection.error), tools: [] };
+    await report.arrived;
     return { tabId, ...(injection?.result ?? { ok: false, reason: 'the skill runtime gave no answer', tools: [] }) };
   } catch (error) {
     return { tabId, ok: false, reason: String(error?.message ?? error), tools: [] };
+  } finally {
+    report.cancel();
   }
 }
 
@@ -107,6 +113,7 @@ export const skillHandlers = {
     installed.set(entry.name, entry);
     await register(entry);
     const results = await Promise.all([...targets].map((id) => inject(entry, id)));
+    flushDirty(); // the tabs' new tools reach clients before this reply
     await persist();
     return { skill: entry.name, results };
   },

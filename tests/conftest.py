@@ -16,7 +16,10 @@ PAGES = Path(__file__).parent / "pages"
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[DemoServer]:
-    with DemoServer({"/": DEMO_PAGES, "/t/": PAGES}) as srv:
+    strict = {"Content-Security-Policy": "script-src 'self'"}
+    trusted_types = {"Content-Security-Policy": "script-src 'self'; require-trusted-types-for 'script'"}
+    routes = {"/": DEMO_PAGES, "/t/": PAGES, "/csp/": DEMO_PAGES, "/tt/": DEMO_PAGES}
+    with DemoServer(routes, headers={"/csp/": strict, "/tt/": trusted_types}) as srv:
         yield srv
 
 

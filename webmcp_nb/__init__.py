@@ -5,7 +5,7 @@ Chrome through the relay daemon. Then ``tab.tools`` lists a page's tools and ``t
 """
 
 from ._version import __version__
-from .browser import PNG, Browser, Tab
+from .browser import PNG, Browser, Tab, UserScriptsWarning
 from .connect import aconnect, connect
 from .demo_server import DemoServer, serve_demo
 from .errors import (
@@ -37,6 +37,7 @@ __all__ = [
     "ToolMap",
     "ToolResult",
     "PNG",
+    "UserScriptsWarning",
     "Skill",
     "InjectionResult",
     "SkillHealthWarning",
@@ -54,3 +55,10 @@ __all__ = [
     "ToolNotFoundError",
     "ToolTimeoutError",
 ]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext webmcp_nb``: adds the ``%%webmcp_skill`` cell magic."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)

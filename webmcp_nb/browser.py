@@ -12,6 +12,7 @@ import base64
 import contextlib
 import html
 import time
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,13 +21,13 @@ from .chromium import ChromiumProcess
 from .connection import LOST, Connection
 from .display import Markup, clip, table
 from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
-from .protocol import BrowserInfo, InstalledSkill, Method, TabInfo
+from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
 from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
 from .tools import Tool, ToolMap, ToolResult
 
-__all__ = ["Browser", "Tab", "PNG", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
+__all__ = ["Browser", "Tab", "PNG", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
 
 DEFAULT_CALL_TIMEOUT = 30.0
 """Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
@@ -35,8 +36,17 @@ DEFAULT_MAX_RESULT_CHARS = 4_000_000
 """Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
 
 NAVIGATION_TIMEOUT = 45.0
+USER_SCRIPTS_OFF = (
+    "Skills are off in this browser: open "
+    f"chrome://extensions/?id={EXTENSION_ID} and turn on 'Allow User Scripts' for webmcp-nb "
+    "(on Chrome before 138, turn on Developer mode in chrome://extensions). Page tools work without it."
+)
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
+
+
+class UserScriptsWarning(UserWarning):
+    """The browser cannot run skills until the user allows user scripts for the extension."""
 
 
 class PNG(bytes):
@@ -325,16 +335,8 @@ class Browser:
             raise BrowserNotFoundError(
                 f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
             ) from None
-
-    async def _wait_for_skill(self, tab_id: int, skill: str, tools: tuple[str, ...]) -> None:
-        """Wait (briefly) until the mirror of ``tab_id`` shows ``skill`` with exactly ``tools``."""
-
-        def shown() -> bool:
-            tab = self._tabs.get(tab_id)
-            return tab is None or any(s.name == skill and tuple(s.tools) == tools for s in tab._info.skills)
-
-        with contextlib.suppress(ToolTimeoutError):
-            await self._wait_until(shown, 5.0, f"skill {skill} in tab {tab_id}")
+        if self.info is not None and not self.info.user_scripts:
+            warnings.warn(USER_SCRIPTS_OFF, UserScriptsWarning, stacklevel=3)
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
         if not self._connected:  # a restarted service worker is usually back within a second

@@ -80,6 +80,7 @@ class ChromiumProcess:
         native_webmcp: bool = False,
         executable: str | None = None,
         args: tuple[str, ...] | list[str] = (),
+        user_scripts: bool = True,
     ) -> None:
         binary = find_chromium(executable)
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
@@ -87,7 +88,8 @@ class ChromiumProcess:
         self.profile_dir = self.dir / "profile"
         shutil.copytree(extension_path(), self.extension_dir)
         (self.extension_dir / "config.json").write_text(json.dumps({"relayUrl": relay_url}))
-        prefs = {"extensions": {"settings": {EXTENSION_ID: {"user_scripts_enabled": True}}}}
+        # Chrome's per-extension "Allow User Scripts" toggle, which skills need; no flag sets it.
+        prefs = {"extensions": {"settings": {EXTENSION_ID: {"user_scripts_enabled": user_scripts}}}}
         (self.profile_dir / "Default").mkdir(parents=True)
         (self.profile_dir / "Default" / "Preferences").write_text(json.dumps(prefs))
         flags = [

@@ -25,12 +25,14 @@ async def alaunch(
     timeout: float = 30.0,
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    user_scripts: bool = True,
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
 
     ``native_webmcp`` turns on the browser's own WebMCP (``--enable-features=WebMCP``); without it
     pages get the extension's polyfill. With ``url``, the first tab loads it before this returns.
-    ``args`` are extra command-line flags.
+    ``args`` are extra command-line flags. ``user_scripts=False`` leaves Chrome's "Allow User Scripts"
+    toggle off, as in a browser where the user has not turned it on (skills then cannot run).
     """
     relay = await Relay(secrets.token_urlsafe(32)).start()
     process: ChromiumProcess | None = None
@@ -48,6 +50,7 @@ async def alaunch(
             native_webmcp=native_webmcp,
             executable=executable,
             args=args,
+            user_scripts=user_scripts,
         )
         browser = Browser(connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down)
         browser.process = process

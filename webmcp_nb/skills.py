@@ -308,8 +308,6 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
                     SkillHealthWarning,
                     stacklevel=2,
                 )
-            else:
-                await self._browser._wait_for_skill(result.tab_id, skill.name, result.tools)
         return results
 
     install = blocking(ainstall)
