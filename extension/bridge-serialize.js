@@ -78,7 +78,11 @@
       const text = JSON.stringify(value, replacer);
       if (text !== undefined) return text;
     } catch (_) { /* fall through to the guarded copy */ }
-    return JSON.stringify(safeCopy(value, new Set(), 0) ?? null);
+    try {
+      return JSON.stringify(safeCopy(value, new Set(), 0) ?? null);
+    } catch (error) { // a Proxy whose traps throw, and the like
+      return JSON.stringify(`[Unserializable: ${String(error?.message ?? error)}]`);
+    }
   }
 
   const slot = (window.__webmcpNb ??= {});

@@ -10,6 +10,36 @@
   'use strict';
   const slot = window.__webmcpNb;
   delete window.__webmcpNb;
+
+  // Page scripts run after us and may patch prototypes; keep the originals this file relies on.
+  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const eventData = getter(MessageEvent.prototype, 'data');
+  const eventPorts = getter(MessageEvent.prototype, 'ports');
+  const eventSource = getter(MessageEvent.prototype, 'source');
+  const setOnMessage = Object.getOwnPropertyDescriptor(MessagePort.prototype, 'onmessage').set;
+  const portPost = MessagePort.prototype.postMessage;
+  const stopImmediate = Event.prototype.stopImmediatePropagation;
+  const removeListener = EventTarget.prototype.removeEventListener;
+  const call = Function.prototype.call.bind(Function.prototype.call);
+
+  let port = null;
+  const outbox = [];
+  const post = (message) => (port ? call(portPost, port, message) : outbox.push(message));
+  let onPortMessage = () => {};
+
+  // The private channel: the first port content.js posts at document_start. Taken by a capturing
+  // listener registered before any page script; later window messages are never read. On pages that
+  // are not secure contexts there is no WebMCP, but the port is still taken so the page never gets it.
+  window.addEventListener('message', function takePort(event) {
+    const ports = call(eventPorts, event);
+    if (call(eventSource, event) !== window || call(eventData, event)?.type !== 'webmcp-nb:port' || !ports?.[0]) return;
+    call(stopImmediate, event);
+    call(removeListener, window, 'message', takePort, true);
+    port = ports[0];
+    call(setOnMessage, port, (e) => onPortMessage(call(eventData, e)));
+    for (const message of outbox.splice(0)) call(portPost, port, message);
+  }, true);
+
   if (!slot || !window.isSecureContext) return;
   const { toText, polyfilled } = slot;
 
@@ -99,11 +129,7 @@
     return JSON.parse(toText(lists.flat()));
   }
 
-  // 3. The channel to content.js and the messages on it.
-  let port = null;
-  const outbox = [];
-  const post = (message) => (port ? port.postMessage(message) : outbox.push(message));
-
+  // 3. The messages on the channel to content.js.
   let announced = false;
   let pushTimer = 0;
   async function pushTools(syncId) {
@@ -125,7 +151,7 @@
     return { code, message, ...(data === undefined ? {} : { data }) };
   }
 
-  async function call({ id, name, input, maxChars }) {
+  async function run({ id, name, input, maxChars }) {
     const started = performance.now();
     const controller = new AbortController();
     running.set(id, controller);
@@ -154,18 +180,9 @@
     }
   }
 
-  function onMessage({ data }) {
-    if (data?.type === 'call') call(data);
+  onPortMessage = (data) => {
+    if (data?.type === 'call') run(data);
     else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
     else if (data?.type === 'sync') pushTools(data.syncId);
-  }
-
-  window.addEventListener('message', function takePort(event) {
-    if (event.source !== window || event.data?.type !== 'webmcp-nb:port' || !event.ports?.[0]) return;
-    event.stopImmediatePropagation();
-    window.removeEventListener('message', takePort, true);
-    port = event.ports[0];
-    port.onmessage = onMessage;
-    for (const message of outbox.splice(0)) port.postMessage(message);
-  }, true);
+  };
 })();

@@ -33,14 +33,25 @@
 
   function toWorker(message) {
     if (!worker) openPort();
-    worker?.postMessage(message);
+    try {
+      worker?.postMessage(message);
+    } catch (_) { // the port died without telling us (a page frozen in the back/forward cache)
+      openPort();
+      worker?.postMessage(message);
+    }
   }
 
   bridge.onmessage = ({ data }) => FROM_BRIDGE.has(data?.type) && toWorker(data);
 
-  // A worker that restarted has lost its mirror; it asks every frame to announce itself again.
-  chrome.runtime.onMessage.addListener((message) => {
-    if (message?.type === 'sync') bridge.postMessage({ type: 'sync', syncId: message.syncId });
+  // A page restored from the back/forward cache lost its port while frozen: announce its tools again.
+  window.addEventListener('pageshow', (event) => event.persisted && bridge.postMessage({ type: 'sync' }));
+
+  // A worker that restarted has lost its mirror; it asks every frame to announce itself again. The
+  // answer comes on the port; replying here tells the worker someone is listening (no reply = no bridge).
+  chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
+    if (message?.type !== 'sync') return;
+    bridge.postMessage({ type: 'sync', syncId: message.syncId });
+    sendResponse(true);
   });
 
   window.postMessage({ type: 'webmcp-nb:port' }, '*', [channel.port2]);

@@ -9,6 +9,11 @@ import { skillToolVisible } from './skills.js';
 
 const PUSH_DELAY_MS = 5;
 const SYNC_TIMEOUT_MS = 2_000;
+// What one frame may report: pages are untrusted, and one page must not be able to swamp the relay.
+const MAX_TOOLS = 2_000;
+const MAX_REPORT_CHARS = 4_000_000;
+const MAX_DESCRIPTION_CHARS = 8_000;
+const MAX_SCHEMA_CHARS = 200_000;
 export const PAGE = 'webmcp-nb';
 export const SKILLS = 'webmcp-nb-skills';
 
@@ -54,6 +59,32 @@ function skillStatus(tabId) {
     }
   }
   return status;
+}
+
+// A frame's report, bounded and labelled by what the worker knows rather than what the page says:
+// page endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name.
+function cleanTools(tools, kind) {
+  if (!Array.isArray(tools)) return [];
+  const out = [];
+  let size = 0;
+  for (const raw of tools.slice(0, MAX_TOOLS)) {
+    if (typeof raw?.name !== 'string' || raw.name.length > 128) continue;
+    const tool = {
+      name: raw.name,
+      title: typeof raw.title === 'string' ? raw.title.slice(0, 200) : undefined,
+      description: String(raw.description ?? '').slice(0, MAX_DESCRIPTION_CHARS),
+      inputSchema: raw.inputSchema && typeof raw.inputSchema === 'object' ? raw.inputSchema : undefined,
+      annotations: raw.annotations && typeof raw.annotations === 'object' ? raw.annotations : {},
+      source: kind === PAGE ? (raw.source === 'native' ? 'native' : 'polyfill') : String(raw.source ?? ''),
+    };
+    if (JSON.stringify(tool.inputSchema ?? null).length > MAX_SCHEMA_CHARS) {
+      tool.inputSchema = { type: 'object', description: 'The schema was too large to mirror.' };
+    }
+    size += JSON.stringify(tool).length;
+    if (size > MAX_REPORT_CHARS) break;
+    out.push(tool);
+  }
+  return out;
 }
 
 export function tabInfo(tabId) {
@@ -121,11 +152,11 @@ export function attach(port, kind, relayUp) {
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
     if (message?.type === 'tools') {
-      endpoint.tools = Array.isArray(message.tools) ? message.tools : [];
-      endpoint.skills = Array.isArray(message.skills) ? message.skills : [];
-      endpoint.url = message.url ?? endpoint.url;
+      endpoint.tools = cleanTools(message.tools, kind);
+      endpoint.skills = kind === SKILLS && Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
       markDirty(tabId);
-      syncs.get(message.syncId)?.();
+      const waiter = syncs.get(message.syncId);
+      if (waiter?.tabId === tabId) waiter.done();
     } else if (message?.type === 'result') {
       handleResult(port, message);
     }
@@ -142,20 +173,22 @@ export function tellEndpoints(message) {
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it
 // arrives (or after a timeout, so nothing waits forever on a frame that is gone).
-export function expectReport() {
+// Only a report from that tab counts, so a page cannot answer for another tab.
+export function expectReport(tabId) {
   const syncId = nextSyncId++;
   let done;
   const arrived = new Promise((resolve) => {
     const timer = setTimeout(() => done(), SYNC_TIMEOUT_MS);
     done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
-    syncs.set(syncId, done);
+    syncs.set(syncId, { tabId, done });
   });
   return { syncId, arrived, cancel: () => done() };
 }
 
-// Ask a tab's frames (all of them, or one) to send their tools again; resolves when the frame answers.
+// Ask a tab's frames (all of them, or one) to send their tools again; resolves when the frame's report
+// arrives on its port, or at once when no content script listens there (chrome:// pages and the like).
 export function sync(tabId, frameId) {
-  const { syncId, arrived, cancel } = expectReport();
+  const { syncId, arrived, cancel } = expectReport(tabId);
   const options = frameId === undefined ? {} : { frameId };
   chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(cancel);
   return arrived;

@@ -15,20 +15,22 @@ export class RelayError extends Error {
 }
 
 let socket = null;
+let ready = false; // true once hello is sent: the relay refuses a browser whose first message is not hello
 let connecting = null;
 let backoff = 250;
 let keepalive = 0;
 let handlers = {};
 let hooks = { opened: async () => {}, closed: () => {} };
 
-export const isConnected = () => socket !== null;
+export const isConnected = () => ready;
 
-export function send(message) {
+function send(message) {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
 }
 
+// Notifications before hello are dropped: hello carries the whole state, built when it is sent.
 export function notify(method, params) {
-  send({ method, params });
+  if (ready || method === Method.HELLO) send({ method, params });
 }
 
 // `requestHandlers` maps method → async (params) → result; `opened` runs before anything else is sent.
@@ -54,12 +56,16 @@ export function connect() {
       socket = ws;
       backoff = 250;
       await hooks.opened();
+      ready = true;
       clearInterval(keepalive);
       keepalive = setInterval(() => notify(Method.PING, {}), KEEPALIVE_MS);
     };
     ws.onmessage = (event) => dispatch(event.data);
     ws.onclose = () => {
-      if (socket === ws) socket = null;
+      if (socket === ws) {
+        socket = null;
+        ready = false;
+      }
       clearInterval(keepalive);
       connecting = null;
       hooks.closed();

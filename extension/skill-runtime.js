@@ -27,7 +27,12 @@
 
   function post(message) {
     if (!port) openPort();
-    port.postMessage(message);
+    try {
+      port.postMessage(message);
+    } catch (_) { // the port died without telling us (a page frozen in the back/forward cache)
+      openPort();
+      port.postMessage(message);
+    }
   }
 
   function report(syncId) {
@@ -107,5 +112,6 @@
     return { ok, reason, tools: [...tools.keys()] };
   }
 
+  window.addEventListener('pageshow', (event) => event.persisted && report());
   globalThis.__webmcpNbSkills = { define };
 })();

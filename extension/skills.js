@@ -67,7 +67,7 @@ async function register(skill) {
 
 // Runs the skill in a tab now and resolves once the mirror has the tools it reported.
 async function inject(skill, tabId) {
-  const report = expectReport();
+  const report = expectReport(tabId);
   try {
     const [injection] = await chrome.userScripts.execute({
       target: { tabId }, js: [...RUNTIME, { code: code(skill, report.syncId) }], world: 'USER_SCRIPT',
@@ -138,3 +138,14 @@ export const skillHandlers = {
     return skillsState().find((s) => s.name === name);
   },
 };
+
+// A skill injected into a tab by hand follows that tab to its next documents; pages its match patterns
+// cover get it from the registered user script instead.
+chrome.webNavigation.onCompleted.addListener(async ({ tabId, frameId }) => {
+  if (frameId !== 0) return;
+  for (const skill of installed.values()) {
+    if (!skill.tabs.includes(tabId)) continue;
+    if (!(await matchingTabs(skill.match).catch(() => [])).includes(tabId)) await inject(skill, tabId);
+  }
+  flushDirty();
+});

@@ -28,20 +28,23 @@ function loaded(start) {
   };
   const onCommitted = (d) => { if (d.frameId === 0) seen.set(d.tabId, 'committed'); };
   const onCompleted = (d) => { if (d.frameId === 0 && seen.has(d.tabId)) { seen.set(d.tabId, 'completed'); check(); } };
+  const onSameDocument = (d) => { if (d.frameId === 0) { seen.set(d.tabId, 'completed'); check(); } }; // #fragment, pushState
   const onError = (d) => { if (d.frameId === 0) { seen.set(d.tabId, d.error); check(); } };
   const onRemoved = (id) => { if (id === tabId) settle.reject(new RelayError(ErrorCode.TAB_NOT_FOUND, `Tab ${id} was closed`)); };
-  chrome.webNavigation.onCommitted.addListener(onCommitted);
-  chrome.webNavigation.onCompleted.addListener(onCompleted);
-  chrome.webNavigation.onErrorOccurred.addListener(onError);
-  chrome.tabs.onRemoved.addListener(onRemoved);
+  const events = [
+    [chrome.webNavigation.onCommitted, onCommitted],
+    [chrome.webNavigation.onCompleted, onCompleted],
+    [chrome.webNavigation.onReferenceFragmentUpdated, onSameDocument],
+    [chrome.webNavigation.onHistoryStateUpdated, onSameDocument],
+    [chrome.webNavigation.onErrorOccurred, onError],
+    [chrome.tabs.onRemoved, onRemoved],
+  ];
+  for (const [event, listener] of events) event.addListener(listener);
   const timer = setTimeout(() => settle.reject(new RelayError(ErrorCode.TIMEOUT, `Tab ${tabId} did not finish loading`)), LOAD_TIMEOUT_MS);
   start().then((id) => { tabId = id; check(); }, (error) => settle.reject(error));
   return done.finally(() => {
     clearTimeout(timer);
-    chrome.webNavigation.onCommitted.removeListener(onCommitted);
-    chrome.webNavigation.onCompleted.removeListener(onCompleted);
-    chrome.webNavigation.onErrorOccurred.removeListener(onError);
-    chrome.tabs.onRemoved.removeListener(onRemoved);
+    for (const [event, listener] of events) event.removeListener(listener);
   });
 }
 
@@ -65,6 +68,18 @@ export const tabHandlers = {
   async [Method.TAB_NAVIGATE]({ tabId, url }) {
     requireTab(tabId);
     await loaded(async () => (await chrome.tabs.update(tabId, { url })).id);
+    return settled(tabId);
+  },
+
+  async [Method.TAB_RELOAD]({ tabId }) {
+    requireTab(tabId);
+    await loaded(async () => { await chrome.tabs.reload(tabId); return tabId; });
+    return settled(tabId);
+  },
+
+  async [Method.TAB_BACK]({ tabId }) {
+    requireTab(tabId);
+    await loaded(async () => { await chrome.tabs.goBack(tabId); return tabId; });
     return settled(tabId);
   },
 

@@ -22,7 +22,6 @@ configure(
   { [Method.TOOL_CALL]: callTool, ...tabHandlers, ...skillHandlers },
   {
     async opened() {
-      tellEndpoints({ type: 'relay', connected: true });
       await Promise.all([restored, resyncAll()]);
       notify(Method.HELLO, {
         id: await browserId(),
@@ -33,6 +32,7 @@ configure(
         skills: skillsState(),
         tabs: Array.from(tabs.keys(), tabInfo),
       });
+      tellEndpoints({ type: 'relay', connected: true });
     },
     closed() {
       tellEndpoints({ type: 'relay', connected: false });

@@ -18,8 +18,9 @@ PAGES = Path(__file__).parent / "pages"
 def server() -> Iterator[DemoServer]:
     strict = {"Content-Security-Policy": "script-src 'self'"}
     trusted_types = {"Content-Security-Policy": "script-src 'self'; require-trusted-types-for 'script'"}
-    routes = {"/": DEMO_PAGES, "/t/": PAGES, "/csp/": DEMO_PAGES, "/tt/": DEMO_PAGES}
-    with DemoServer(routes, headers={"/csp/": strict, "/tt/": trusted_types}) as srv:
+    cacheable = {"Cache-Control": "max-age=60"}  # /bf/: pages the back/forward cache may keep
+    routes = {"/": DEMO_PAGES, "/t/": PAGES, "/csp/": DEMO_PAGES, "/tt/": DEMO_PAGES, "/bf/": PAGES}
+    with DemoServer(routes, headers={"/csp/": strict, "/tt/": trusted_types, "/bf/": cacheable}) as srv:
         yield srv
 
 

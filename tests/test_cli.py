@@ -32,6 +32,8 @@ def test_demo_lists_and_calls_the_flight_tools():
     assert "searchFlights(*, origin: str" in out.stdout
     assert "listFlights()  [polyfill, read-only]" in out.stdout
     assert "listFlights → 15 flights" in out.stdout
+    assert "readCart()  [shop, read-only]" in out.stdout
+    assert "readCart → 2 × Headlamp, total 37.50" in out.stdout
 
 
 def test_connect_without_a_browser_says_how_to_load_the_extension(tmp_path: Path, monkeypatch):
@@ -49,3 +51,16 @@ def test_connect_without_a_browser_says_how_to_load_the_extension(tmp_path: Path
         pid_file = tmp_path / f"relay-{port}.pid"
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def test_concurrent_first_users_agree_on_one_private_token(tmp_path: Path, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from webmcp_nb.home import read_token
+
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
+    with ThreadPoolExecutor(8) as pool:
+        tokens = set(pool.map(lambda _: read_token(), range(16)))
+    assert len(tokens) == 1 and len(tokens.pop()) >= 32
+    assert oct((tmp_path / "token").stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in tmp_path.iterdir()] == ["token"]  # no temporary files left behind

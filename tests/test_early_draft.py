@@ -28,8 +28,3 @@ def test_provide_register_unregister_clear(open_tab):
     tab.call("disableTools")  # clearContext
     tab.refresh_tools()
     assert len(tab.tools) == 0
-
-
-def test_duplicate_registration_is_refused_by_the_alias(open_tab, mode):
-    tab = open_tab("early-draft/")
-    assert all(t.source == mode for t in tab.tools.values())

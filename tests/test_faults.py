@@ -98,4 +98,16 @@ def test_register_tool_contract_matches_native(open_tab):
         "changeOnAbort": True,
         "preAborted": "AbortError",
         "neverListed": True,
+        "draftDuplicate": "InvalidStateError",
     }
+
+
+def test_keyword_property_names_do_not_break_the_tab(tab):
+    assert "route" in tab.tools and list(tab.tools["route"].__signature__.parameters) == ["to"]
+    assert tab.call("route", {"from": "LON", "to": "NYC"}).value == "LON->NYC"
+
+
+def test_a_pathological_pattern_cannot_freeze_the_library(tab):
+    with pytest.raises(wm.InvalidArgumentsError, match="took over"):
+        tab.call("backtrack", word="a" * 28 + "!")
+    assert tab.call("received").value == []  # the loop kept serving while the regex ran

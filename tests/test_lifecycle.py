@@ -54,13 +54,16 @@ def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(serve
         assert browser.connected and relay.browser_connections == 1  # same connection, never dropped
         assert tab.call("received").value == []
 
+        others = [browser.open(server.url(page)) for page in ("flights/", "early-draft/", "t/faults.html") * 2]
         _stop_service_worker(browser)
         deadline = time.monotonic() + 15
         while relay.browser_connections < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert relay.browser_connections == 2  # the restarted worker dialled in again
+        assert relay.browser_connections == 2  # the restarted worker dialled in again, at the first try
+        assert ("/browser", 1008) not in relay.refused  # its hello came before any other message
         assert tab.call("received").value == []  # and routes calls: it rebuilt its mirror
         assert set(tab.tools) >= {"boom", "strict"}
+        assert all(len(other.tools) > 0 for other in others)
 
 
 def _free_port() -> int:

@@ -22,3 +22,6 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert any("image/png" in o.get("data", {}) for o in outputs)
         text = "".join(o.get("text", "") for o in outputs)
         assert "InvalidArgumentsError" in text and "'origin'" in text
+    if path.name.startswith("02-"):
+        html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "searchProducts" in html and "my-shop" in html and "cartTotal" in html

@@ -5,15 +5,19 @@ import json
 
 from websockets.asyncio.client import connect
 
+from webmcp_nb.protocol import EXTENSION_ID
 from webmcp_nb.relay import Relay
 
 
-async def _client(relay: Relay):
+async def _client(relay: Relay, browsers: list | None = None):
+    """A token-holding client; checks the browsers its hello lists unless ``browsers`` is None."""
     ws = await connect(
         f"ws://127.0.0.1:{relay.port}/client", additional_headers={"Authorization": f"Bearer {relay.token}"}
     )
     hello = json.loads(await ws.recv())
-    assert hello["method"] == "hello" and hello["params"]["browsers"] == []
+    assert hello["method"] == "hello"
+    if browsers is not None:
+        assert hello["params"]["browsers"] == browsers
     return ws
 
 
@@ -21,7 +25,7 @@ def test_bad_client_messages_get_clean_errors():
     async def scenario():
         relay = await Relay("t0ken").start()
         try:
-            ws = await _client(relay)
+            ws = await _client(relay, browsers=[])
             replies = []
             for raw in [
                 "not json",
@@ -52,7 +56,7 @@ def test_bad_client_messages_get_clean_errors():
 def test_daemon_mode_exits_when_idle_but_not_while_a_client_is_connected():
     async def scenario():
         relay = await Relay("t0ken", idle_timeout=0.2).start()
-        ws = await _client(relay)
+        ws = await _client(relay, browsers=[])
         serving = asyncio.ensure_future(relay.serve_forever())
         await asyncio.sleep(1.0)
         still_up = not serving.done()
@@ -61,3 +65,30 @@ def test_daemon_mode_exits_when_idle_but_not_while_a_client_is_connected():
         return still_up
 
     assert asyncio.run(scenario())
+
+
+def test_only_the_browser_a_request_went_to_may_answer_it():
+    async def fake_browser(relay: Relay, browser_id: str):
+        ws = await connect(
+            f"ws://127.0.0.1:{relay.port}/browser", additional_headers={"Origin": f"chrome-extension://{EXTENSION_ID}"}
+        )
+        await ws.send(json.dumps({"method": "hello", "params": {"id": browser_id, "tabs": []}}))
+        return ws
+
+    async def scenario():
+        relay = await Relay("t0ken").start()
+        try:
+            a, b = await fake_browser(relay, "A"), await fake_browser(relay, "B")
+            client = await _client(relay, browsers=None)
+            await client.send(json.dumps({"id": 7, "method": "tab.sync", "params": {"browserId": "A", "tabId": 1}}))
+            forwarded = json.loads(await a.recv())
+            await b.send(json.dumps({"id": forwarded["id"], "result": "forged by B"}))
+            await a.send(json.dumps({"id": forwarded["id"], "result": "from A"}))
+            while True:
+                message = json.loads(await client.recv())
+                if message.get("id") == 7:
+                    return message
+        finally:
+            await relay.close()
+
+    assert asyncio.run(scenario()) == {"id": 7, "result": "from A"}

@@ -57,3 +57,8 @@ def test_additional_properties_true_allows_extra_arguments():
 def test_arguments_must_be_json():
     with pytest.raises(InvalidArgumentsError, match="JSON"):
         validate_arguments("t", SCHEMA, {"query": object()})
+
+
+def test_a_schema_that_cannot_be_evaluated_gives_a_typed_error():
+    with pytest.raises(InvalidArgumentsError, match="cannot be used"):
+        validate_arguments("t", {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}, {"a": 1})

@@ -42,9 +42,9 @@ def test_shop_skill_end_to_end(open_tab, prefix, skills_cleanup):
     found = tab.call("searchProducts", query="lamp").value
     products = found["products"] if isinstance(found, dict) else found
     assert products and all("lamp" in p["name"].lower() for p in products)
-    tab.call("addToCart", productId=products[0]["id"], quantity=2)
+    tab.call("addToCart", productId=products[0]["productId"], quantity=2)
     cart = tab.call("readCart").value
-    assert [(line["productId"], line["quantity"]) for line in cart["lines"]] == [(products[0]["id"], 2)]
+    assert [(line["productId"], line["quantity"]) for line in cart["lines"]] == [(products[0]["productId"], 2)]
     assert cart["total"] == pytest.approx(2 * products[0]["price"])
 
 
@@ -137,6 +137,15 @@ def test_dom_skill_fills_and_submits_a_form_and_reads_the_result(open_tab, skill
     assert "Welcome Ada Lovelace <ada@example.org> on the pro plan" in tab.call("readPage").value["text"]
 
 
+def test_a_skill_injected_by_hand_follows_its_tab(open_tab, server, skills_cleanup):
+    tab = open_tab("t/signup.html")
+    tab.inject(wm.Skill.builtin("dom"))
+    tab.call("click", target={"text": "Sign up"})  # stays on the page
+    tab.navigate(server.url("shop/"))
+    assert tab.wait_for_tool("readPage", timeout=10).source == "dom"
+    assert tab.call("readPage").value["title"] == tab.title
+
+
 def test_dom_skill_missing_target_fails_fast_with_a_code(open_tab, skills_cleanup):
     tab = open_tab("t/signup.html")
     tab.inject(wm.Skill.builtin("dom"))
@@ -182,9 +191,17 @@ def test_skill_files_round_trip(tmp_path: Path):
         {"limit": 3},
         "Call counter before greet.",
     )
-    hand_written = wm.Skill.builtin("shop")
-    again = wm.Skill.load(hand_written.save(tmp_path / "shop"))
-    assert again.tools_js == hand_written.tools_js and list(again.fragments) == ["tools.js"]
+    shipped = wm.Skill.builtin("shop")
+    again = wm.Skill.load(shipped.save(tmp_path / "shop"))
+    assert again.tools_js == shipped.tools_js and again.fragments == shipped.fragments
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "SKILL.md").write_text("---\nname: plain\nmatch: '*://example.org/*'\n---\nBe nice.\n")
+    (plain / "tools.js").write_text("defineTool({name: 'a', description: 'A'}, async () => 1);\n")
+    loaded = wm.Skill.load(plain)
+    assert list(loaded.fragments) == ["tools.js"] and loaded.match == ["*://example.org/*"]
+    assert wm.Skill.load(loaded.save(tmp_path / "plain2")).tools_js == (plain / "tools.js").read_text()
 
 
 def test_bad_skill_names_and_front_matter_are_refused(tmp_path: Path):

@@ -58,3 +58,20 @@ def test_page_text_is_escaped_in_html(open_tab):
     result = tab.call("strict", count=1, code="ABC", options={"fast": True})
     html = result._repr_mimebundle_()["text/html"]
     assert "<b>strict" in html and "&quot;fast&quot;" in html
+
+
+def test_fragment_navigation_and_reload_return_promptly(open_tab, server):
+    tab = open_tab("t/faults.html")
+    tab.navigate(server.url("t/faults.html#section"))  # same document: no load event comes
+    assert tab.url.endswith("#section") and "boom" in tab.tools
+    tab.reload()
+    assert "boom" in tab.tools
+
+
+def test_a_page_restored_from_the_back_forward_cache_keeps_its_tools(open_tab, server):
+    tab = open_tab("bf/bfcache.html")
+    tab.navigate(server.url("bf/landing.html"))
+    assert "wasRestored" not in tab.tools
+    tab.back()
+    tab.wait_for_tool("wasRestored", timeout=5)
+    assert tab.call("wasRestored").value is True  # it really came from the cache, and answers

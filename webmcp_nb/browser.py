@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import concurrent.futures
 import contextlib
 import html
 import time
@@ -20,7 +21,7 @@ from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
 from .connection import LOST, Connection
 from .display import Markup, clip, table
-from .errors import BrowserNotFoundError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
+from .errors import BrowserNotFoundError, InvalidArgumentsError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
 from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
 from .relay import Relay
 from .schema import validate_arguments
@@ -43,6 +44,22 @@ USER_SCRIPTS_OFF = (
 )
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
+
+
+_validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
+VALIDATION_TIMEOUT = 2.0
+
+
+async def _validate(name: str, schema: dict[str, Any] | None, arguments: dict[str, Any]) -> None:
+    """Validate off the loop: a page's schema may hold a pathological ``pattern`` (catastrophic regex)."""
+    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, arguments)
+    try:
+        await asyncio.wait_for(future, VALIDATION_TIMEOUT)
+    except TimeoutError:
+        raise InvalidArgumentsError(
+            f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
+            "(a pathological pattern?); the call was not made"
+        ) from None
 
 
 class UserScriptsWarning(UserWarning):
@@ -124,7 +141,7 @@ class Tab:
         """
         arguments = {**(args or {}), **kwargs}
         tool = self._find_tool(name, frame)
-        validate_arguments(name, tool.info.input_schema, arguments)
+        await _validate(name, tool.info.input_schema, arguments)
         limit = timeout if timeout is not None else self._browser.call_timeout
         params = {
             "tabId": self.id,
@@ -180,10 +197,19 @@ class Tab:
 
     @on_loop
     async def areload(self) -> Tab:
-        """Reload the current page (its tools register again)."""
-        return await self.anavigate(self.url)
+        """Reload the current page and wait until it has loaded (its tools register again)."""
+        self._update(await self._browser._request(Method.TAB_RELOAD, {"tabId": self.id}, NAVIGATION_TIMEOUT))
+        return self
 
     reload = blocking(areload)
+
+    @on_loop
+    async def aback(self) -> Tab:
+        """Go back in the tab's history and wait until the page is shown again."""
+        self._update(await self._browser._request(Method.TAB_BACK, {"tabId": self.id}, NAVIGATION_TIMEOUT))
+        return self
+
+    back = blocking(aback)
 
     @on_loop
     async def ascreenshot(self) -> PNG:
@@ -359,7 +385,7 @@ class Browser:
     @property
     def tabs(self) -> list[Tab]:
         """Every open tab, in the order Chrome numbered them."""
-        return [self._tabs[k] for k in sorted(self._tabs)]
+        return [tab for _, tab in sorted(self._tabs.copy().items())]
 
     @property
     def active_tab(self) -> Tab | None:

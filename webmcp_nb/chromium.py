@@ -84,6 +84,23 @@ class ChromiumProcess:
     ) -> None:
         binary = find_chromium(executable)
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
+        try:
+            self.process = self._start(binary, relay_url, url, headless, native_webmcp, list(args), user_scripts)
+        except BaseException:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.dir)
+
+    def _start(
+        self,
+        binary: str,
+        relay_url: str,
+        url: str,
+        headless: bool,
+        native_webmcp: bool,
+        args: list[str],
+        user_scripts: bool,
+    ) -> subprocess.Popen[bytes]:
         self.extension_dir = self.dir / "extension"
         self.profile_dir = self.dir / "profile"
         shutil.copytree(extension_path(), self.extension_dir)
@@ -108,10 +125,7 @@ class ChromiumProcess:
         flags += [*args, url]
         self.log_path = self.dir / "chromium.log"
         with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                flags, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
-            )
-        self._finalizer = weakref.finalize(self, _stop, self.process, self.dir)
+            return subprocess.Popen(flags, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
     @property
     def running(self) -> bool:

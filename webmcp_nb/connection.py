@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from .errors import NotConnectedError, PermissionDeniedError, ToolTimeoutError, error_from_code
 from .protocol import Method, parse_message, request
@@ -70,7 +70,7 @@ class Connection:
             if code in (401, 403):
                 raise PermissionDeniedError(f"the relay at {self.url} refused this client ({code})") from None
             raise NotConnectedError(f"the relay at {self.url} answered {code}") from None
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, InvalidHandshake) as exc:
             raise NotConnectedError(f"no relay at {self.url}: {exc}") from None
 
     async def _read_forever(self) -> None:
@@ -91,7 +91,7 @@ class Connection:
                     await self._connect(timeout=5.0)
                     backoff = 0.2
                     break
-                except (NotConnectedError, PermissionDeniedError) as exc:
+                except Exception as exc:  # keep trying whatever a listener on that port answers
                     log.info("reconnecting to relay: %s", exc)
                     backoff = min(backoff * 2, 5.0)
 

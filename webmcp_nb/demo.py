@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import time
 
+from .browser import Browser
 from .demo_server import serve_demo
 from .display import clip
 from .launch import launch
+from .skills import Skill
 
 __all__ = ["run_demo", "DEMO_SEARCH"]
 
@@ -56,4 +58,21 @@ def run_demo(*, headless: bool = True, native_webmcp: bool = False) -> int:
                 )
             direct = tab.call("setFilters", stops=[0]).value
             print(f"\nsetFilters(stops=[0]) → {direct['count']} direct flights of {direct['total']}")
+
+            _shop(browser, server.url("shop/"))
     return 0
+
+
+def _shop(browser: Browser, url: str) -> None:
+    """The shop has no WebMCP: the shipped ``shop`` skill gives it tools."""
+    shop = browser.open(url)
+    print(f"\nOpened {shop.url}: {len(shop.tools)} tools of its own. Injecting the 'shop' skill…")
+    shop.inject(Skill.builtin("shop"))
+    _show_tools(shop)
+    found = shop.call("searchProducts", query="lamp").value
+    print(f"\nsearchProducts(query='lamp') → {[p['name'] for p in found['products']]}")
+    first = found["products"][0]
+    shop.call("addToCart", productId=first["productId"], quantity=2)
+    cart = shop.call("readCart").value
+    lines = ", ".join(f"{line['quantity']} × {line['name']}" for line in cart["lines"])
+    print(f"addToCart({first['productId']!r}, quantity=2); readCart → {lines}, total {cart['total']:.2f}")

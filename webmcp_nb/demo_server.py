@@ -33,11 +33,12 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self) -> None:
         clean = urlsplit(self.path).path
+        sent = {"cache-control": "no-store"}  # unless a route says otherwise: pages always fresh
         for prefix, headers in self.extra_headers.items():
             if clean.startswith(prefix):
-                for name, value in headers.items():
-                    self.send_header(name, value)
-        self.send_header("Cache-Control", "no-store")
+                sent.update({name.lower(): value for name, value in headers.items()})
+        for name, value in sent.items():
+            self.send_header(name, value)
         super().end_headers()
 
     def log_message(self, format: str, *args: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
+import tempfile
 from pathlib import Path
 
 __all__ = ["home", "read_token", "relay_port"]
@@ -25,22 +26,42 @@ def home() -> Path:
 def read_token() -> str:
     """The relay token, created on first use in a file only this user can read.
 
-    A token file that others can read is re-permissioned to 0600 before it is used.
+    Created atomically (written to a private temporary file, then linked into place), so concurrent
+    first users agree on one token. A token file that is a symlink, belongs to someone else, or is
+    readable by others is refused or re-permissioned before use.
     """
     path = home() / "token"
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        if stat.S_IMODE(path.stat().st_mode) & 0o077:
-            path.chmod(0o600)
-        token = path.read_text().strip()
-        if token:
-            return token
-        path.unlink()
-        return read_token()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return _create_token(path)
+    except OSError as exc:
+        raise PermissionError(f"{path}: cannot read the relay token safely ({exc}); delete the file") from None
+    with os.fdopen(fd) as f:
+        info = os.fstat(f.fileno())
+        if hasattr(os, "getuid") and info.st_uid != os.getuid():
+            raise PermissionError(f"{path} belongs to another user; delete it")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            os.fchmod(f.fileno(), 0o600)
+        token = f.read().strip()
+    return token or _create_token(path, replace=True)
+
+
+def _create_token(path: Path, *, replace: bool = False) -> str:
+    token = secrets.token_urlsafe(32)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".token-")  # 0600 by construction
     with os.fdopen(fd, "w") as f:
-        token = secrets.token_urlsafe(32)
         f.write(token + "\n")
+    try:
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)  # fails if another process created it first: then use theirs
+    except FileExistsError:
+        return read_token()
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return token
 
 

@@ -3,6 +3,7 @@ tests and sharing. Everything it starts is stopped by ``browser.close()``."""
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 
 from ._loop import blocking, on_loop
@@ -40,7 +41,7 @@ async def alaunch(
 
     async def shut_down() -> None:
         if process is not None:
-            process.close()
+            await asyncio.get_running_loop().run_in_executor(None, process.close)  # waits for the exit
         await relay.close()
 
     try:
@@ -57,16 +58,13 @@ async def alaunch(
         browser.relay = relay
         await connection.open()
         await browser._wait_bound(timeout, lambda: _why_not(process))
+        if url is not None:
+            first = browser.tabs[0] if browser.tabs else None
+            await (first.anavigate(url) if first is not None else browser.aopen(url))
     except BaseException:
         await connection.close()
         await shut_down()
         raise
-    if url is not None:
-        first = browser.tabs[0] if browser.tabs else None
-        if first is None:
-            await browser.aopen(url)
-        else:
-            await first.anavigate(url)
     return browser
 
 

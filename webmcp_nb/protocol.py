@@ -78,6 +78,8 @@ class Method(str, Enum):
     TOOL_CALL = "tool.call"
     TAB_OPEN = "tab.open"
     TAB_NAVIGATE = "tab.navigate"
+    TAB_RELOAD = "tab.reload"
+    TAB_BACK = "tab.back"
     TAB_ACTIVATE = "tab.activate"
     TAB_CLOSE = "tab.close"
     TAB_SCREENSHOT = "tab.screenshot"

@@ -48,6 +48,8 @@ FORWARDED_METHODS = frozenset(
         Method.TOOL_CALL,
         Method.TAB_OPEN,
         Method.TAB_NAVIGATE,
+        Method.TAB_RELOAD,
+        Method.TAB_BACK,
         Method.TAB_ACTIVATE,
         Method.TAB_CLOSE,
         Method.TAB_SCREENSHOT,
@@ -104,7 +106,8 @@ class Relay:
         self.extension_id = extension_id
         self.idle_timeout = idle_timeout
         self.refused: list[tuple[str, int]] = []
-        """(path, status) of the last 100 refused handshakes, newest last."""
+        """(path, status) of the last 100 refused handshakes (status 1008: a browser whose first message
+        was not a valid hello), newest last."""
         self.browser_connections = 0
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
@@ -179,9 +182,12 @@ class Relay:
         return self._refuse(connection, path, 404, "unknown path\n")
 
     def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
+        self._note_refused(path, status)
+        return connection.respond(status, text)
+
+    def _note_refused(self, path: str, status: int) -> None:
         self.refused.append((path, status))
         del self.refused[:-100]
-        return connection.respond(status, text)
 
     async def _handle(self, connection: ServerConnection) -> None:
         path = urlsplit(connection.request.path).path if connection.request else ""
@@ -199,6 +205,7 @@ class Relay:
                 raise ValueError("the first message must be hello")
             info = BrowserInfo.model_validate(first.params)
         except (ValueError, ValidationError, TimeoutError, ConnectionClosed) as exc:
+            self._note_refused("/browser", 1008)
             await connection.close(1008, f"bad hello: {exc}"[:120])
             return
         peer = _BrowserPeer(connection, info, {t.id: _tab_dict(t) for t in info.tabs})
@@ -228,9 +235,10 @@ class Relay:
             return
         if msg.is_reply:
             assert msg.id is not None
-            pending = self._pending.pop(msg.id, None)
-            if pending is None:
-                return
+            pending = self._pending.get(msg.id)
+            if pending is None or pending.browser_id != peer.info.id:
+                return  # not ours to answer: only the browser a request went to may reply to it
+            del self._pending[msg.id]
             out: dict[str, Any] = {"id": pending.client_id}
             if msg.error is not None:
                 out["error"] = msg.error.model_dump(exclude_none=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import keyword
 from functools import lru_cache
 from typing import Any
 
@@ -55,8 +56,8 @@ def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
     props, required = _properties(schema)
     params = []
     for name in sorted(props, key=lambda n: n not in required):
-        if not name.isidentifier():
-            continue
+        if not name.isidentifier() or keyword.iskeyword(name):
+            continue  # still passable through the args dict: tab.call("route", {"from": ...})
         prop = props[name] if isinstance(props[name], dict) else {}
         params.append(
             inspect.Parameter(
@@ -101,9 +102,11 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
             )
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
+        error = best_match(validator.iter_errors(args))
     except jsonschema.SchemaError as exc:
         raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
-    error = best_match(validator.iter_errors(args))
+    except Exception as exc:  # e.g. a $ref that does not resolve
+        raise InvalidArgumentsError(f"{tool_name}: the page's input schema cannot be used: {exc}") from None
     if error is None:
         return
     path = list(error.absolute_path)

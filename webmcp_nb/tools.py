@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import html
+import inspect
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +61,10 @@ class Tool:
     def __init__(self, tab: Tab, info: ToolInfo) -> None:
         self._tab = tab
         self.info = info
-        self.__signature__ = signature_from_schema(info.input_schema)
+        try:
+            self.__signature__ = signature_from_schema(info.input_schema)
+        except (TypeError, ValueError):  # a page's schema must never make its tab unusable
+            self.__signature__ = inspect.Signature()
         self.__doc__ = self._doc()
 
     name = property(lambda self: self.info.name, doc="The tool's name as the page registered it.")

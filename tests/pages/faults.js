@@ -48,3 +48,13 @@ mc.registerTool({
   inputSchema: '{"type":"object","properties":{"n":{"type":"number"}},"required":["n"]}',
   execute: ({ n }) => n * 2,
 });
+mc.registerTool({
+  name: 'route', description: 'Property names that are Python keywords',
+  inputSchema: { type: 'object', properties: { from: { type: 'string' }, to: { type: 'string' } }, required: ['from', 'to'] },
+  execute: (input) => `${input.from}->${input.to}`,
+});
+mc.registerTool({
+  name: 'backtrack', description: 'A pattern that makes naive regex engines backtrack for seconds',
+  inputSchema: { type: 'object', properties: { word: { type: 'string', pattern: '^(a+)+$' } } },
+  execute: ({ word }) => word.length,
+});

@@ -25,6 +25,15 @@ mc.registerTool({
     result.changeOnAbort = changes > before;
     result.preAborted = await outcome(mc.registerTool({ name: 'never', description: 't', execute: noop }, { signal: AbortSignal.abort() }));
     result.neverListed = !(await mc.getTools()).some((t) => t.name === 'never');
+    // The early-draft alias throws at once on a duplicate, as Chrome 146-149 did.
+    navigator.modelContext.registerTool({ name: 'drafted', description: 't', execute: noop });
+    try {
+      navigator.modelContext.registerTool({ name: 'drafted', description: 't', execute: noop });
+      result.draftDuplicate = 'ok';
+    } catch (e) {
+      result.draftDuplicate = e.name;
+    }
+    navigator.modelContext.unregisterTool('drafted');
     return result;
   },
 });
