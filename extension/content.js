@@ -33,25 +33,32 @@
 
   function toWorker(message) {
     if (!worker) openPort();
-    try {
-      worker?.postMessage(message);
-    } catch (_) { // the port died without telling us (a page frozen in the back/forward cache)
-      openPort();
-      worker?.postMessage(message);
-    }
+    worker?.postMessage(message);
   }
 
   bridge.onmessage = ({ data }) => FROM_BRIDGE.has(data?.type) && toWorker(data);
 
-  // A page restored from the back/forward cache lost its port while frozen: announce its tools again.
-  window.addEventListener('pageshow', (event) => event.persisted && bridge.postMessage({ type: 'sync' }));
+  // A page restored from the back/forward cache holds a port the worker closed while it was frozen, and
+  // posting on it fails silently: drop it, and announce the tools on a fresh one.
+  window.addEventListener('pageshow', (event) => {
+    if (!event.persisted) return;
+    worker?.disconnect();
+    worker = null;
+    bridge.postMessage({ type: 'sync' });
+  });
 
   // A worker that restarted has lost its mirror; it asks every frame to announce itself again. The
   // answer comes on the port; replying here tells the worker someone is listening (no reply = no bridge).
   chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
-    if (message?.type !== 'sync') return;
-    bridge.postMessage({ type: 'sync', syncId: message.syncId });
-    sendResponse(true);
+    if (message?.type === 'sync') {
+      bridge.postMessage({ type: 'sync', syncId: message.syncId });
+      sendResponse(true);
+    } else if (message?.type === 'back' && window === window.top) {
+      // The page's own history.back(): chrome.tabs.goBack skips entries made without a user gesture.
+      const possible = window.navigation?.canGoBack ?? history.length > 1;
+      if (possible) history.back();
+      sendResponse(possible);
+    }
   });
 
   window.postMessage({ type: 'webmcp-nb:port' }, '*', [channel.port2]);

@@ -27,12 +27,7 @@
 
   function post(message) {
     if (!port) openPort();
-    try {
-      port.postMessage(message);
-    } catch (_) { // the port died without telling us (a page frozen in the back/forward cache)
-      openPort();
-      port.postMessage(message);
-    }
+    port.postMessage(message);
   }
 
   function report(syncId) {
@@ -112,6 +107,13 @@
     return { ok, reason, tools: [...tools.keys()] };
   }
 
-  window.addEventListener('pageshow', (event) => event.persisted && report());
+  // Restored from the back/forward cache: the worker closed our port meanwhile (posting on it would be
+  // lost silently), so report on a fresh one.
+  window.addEventListener('pageshow', (event) => {
+    if (!event.persisted) return;
+    port?.disconnect();
+    port = null;
+    report();
+  });
   globalThis.__webmcpNbSkills = { define };
 })();

@@ -79,7 +79,12 @@ export const tabHandlers = {
 
   async [Method.TAB_BACK]({ tabId }) {
     requireTab(tabId);
-    await loaded(async () => { await chrome.tabs.goBack(tabId); return tabId; });
+    await loaded(async () => {
+      const went = await chrome.tabs.sendMessage(tabId, { type: 'back' }, { frameId: 0 })
+        .catch(() => chrome.tabs.goBack(tabId).then(() => true));
+      if (went === false) throw new RelayError(ErrorCode.INVALID_ARGS, `Tab ${tabId} has no previous page`);
+      return tabId;
+    });
     return settled(tabId);
   },
 

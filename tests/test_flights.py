@@ -1,13 +1,6 @@
 """The flight demo, through the polyfill and through native WebMCP: list, call, tools that change."""
 
-SEARCH = {
-    "origin": "LON",
-    "destination": "NYC",
-    "tripType": "round-trip",
-    "outboundDate": "2027-01-15",
-    "inboundDate": "2027-01-22",
-    "passengers": 2,
-}
+from webmcp_nb.demo import DEMO_SEARCH as SEARCH
 
 
 def test_search_page_registers_only_search(open_tab, mode):

@@ -6,3 +6,7 @@ document.modelContext.registerTool({
   inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true },
   execute: () => restored,
 });
+document.modelContext.registerTool({
+  name: 'historyLength', description: 'history.length', inputSchema: { type: 'object', properties: {} },
+  execute: () => history.length,
+});
