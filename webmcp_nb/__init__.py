@@ -5,11 +5,13 @@ Chrome through the relay daemon. Then ``tab.tools`` lists a page's tools and ``t
 """
 
 from ._version import __version__
+from .agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
 from .browser import PNG, Browser, Tab, UserScriptsWarning
 from .connect import aconnect, connect
 from .demo_server import DemoServer, serve_demo
 from .errors import (
     BrowserNotFoundError,
+    ConfirmationRequiredError,
     InvalidArgumentsError,
     NavigatedError,
     NotConnectedError,
@@ -27,6 +29,12 @@ from .tools import Tool, ToolMap, ToolResult
 
 __all__ = [
     "__version__",
+    "Agent",
+    "AgentResult",
+    "AgentRun",
+    "ConfirmationRequest",
+    "Step",
+    "ConfirmationRequiredError",
     "connect",
     "aconnect",
     "launch",

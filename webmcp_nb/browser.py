@@ -285,6 +285,7 @@ class Browser:
         self._closed = False
         self.process: ChromiumProcess | None = None
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
+        self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)

@@ -19,6 +19,7 @@ __all__ = [
     "NavigatedError",
     "PermissionDeniedError",
     "ConfirmationDeniedError",
+    "ConfirmationRequiredError",
     "ResultTooLargeError",
     "SkillHealthError",
     "InternalError",
@@ -106,6 +107,13 @@ class ConfirmationDeniedError(WebMCPError):
     code = ErrorCode.CONFIRMATION_DENIED
 
 
+class ConfirmationRequiredError(WebMCPError):
+    """A tool call needs the user's confirmation and nothing can ask for it (``agent.run()`` without
+    ``on_confirm``): raised at once instead of blocking the kernel."""
+
+    code = ErrorCode.CONFIRMATION_REQUIRED
+
+
 class ResultTooLargeError(WebMCPError):
     """The tool's result exceeded the size cap; ``data`` holds ``size`` and ``limit`` in bytes."""
 
@@ -136,6 +144,7 @@ _BY_CODE: dict[str, type[WebMCPError]] = {
         NavigatedError,
         PermissionDeniedError,
         ConfirmationDeniedError,
+        ConfirmationRequiredError,
         ResultTooLargeError,
         SkillHealthError,
         InternalError,

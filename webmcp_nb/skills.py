@@ -297,6 +297,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
             params["tabId"] = tab.id
         reply = await self._browser._request(Method.SKILL_INSTALL, params, 30.0)
         skill._browsers.add(self._browser)
+        self._browser._skill_objects[skill.name] = skill
         results = [
             InjectionResult(r["tabId"], bool(r.get("ok")), r.get("reason"), tuple(r.get("tools") or []))
             for r in reply["results"]

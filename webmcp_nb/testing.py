@@ -1,0 +1,299 @@
+"""A scripted OpenAI-compatible chat-completions server, for tests, examples and offline notebooks.
+
+The script says what the "model" does on each request — answer, call tools, fail with a status — and the
+server renders it the way a given provider would (its quirks), streamed as SSE with tool-call deltas or
+as one JSON body, whichever the request asks for::
+
+    from webmcp_nb.testing import ScriptedServer, call, say
+    with ScriptedServer([call("listFlights"), say("The cheapest is BA117.")], quirks="deepseek") as model:
+        agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted")
+
+Requests the endpoint would refuse (a quirk the client did not honour) get the provider's 400 answer.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Reply", "Quirks", "QUIRKS", "ScriptedServer", "say", "call", "calls", "fail", "slow"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the model does on one request."""
+
+    content: str | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    reasoning: str | None = None
+    status: int = 200
+    error: str = ""
+    retry_after_ms: int | None = None
+    delay: float = 0.0
+
+
+def say(text: str, *, reasoning: str | None = None) -> Reply:
+    """Answer with ``text``."""
+    return Reply(content=text, reasoning=reasoning)
+
+
+def call(name: str, *, say: str | None = None, reasoning: str | None = None, **arguments: Any) -> Reply:
+    """Call one tool (optionally saying something first)."""
+    return Reply(content=say, tool_calls=((name, arguments),), reasoning=reasoning)
+
+
+def calls(*pairs: tuple[str, dict[str, Any]]) -> Reply:
+    """Call several tools in one reply (parallel tool calls)."""
+    return Reply(tool_calls=tuple(pairs))
+
+
+def fail(status: int, message: str = "", *, retry_after_ms: int | None = 10) -> Reply:
+    """Answer with an HTTP error (e.g. 429 with a short Retry-After)."""
+    return Reply(status=status, error=message or f"scripted {status}", retry_after_ms=retry_after_ms)
+
+
+def slow(reply: Reply, seconds: float) -> Reply:
+    """``reply`` after ``seconds``."""
+    return Reply(**{**reply.__dict__, "delay": seconds})
+
+
+@dataclass(frozen=True)
+class Quirks:
+    """How one provider differs from OpenAI's own API, as far as the agent loop must care."""
+
+    arguments_as_object: bool = False
+    """Tool-call arguments come as a JSON object instead of a string (seen from GLM)."""
+    omit_tool_call_ids: bool = False
+    """Tool calls come without ids (some local servers)."""
+    reasoning_content: bool = False
+    """Replies carry ``reasoning_content`` (DeepSeek reasoner, Kimi thinking models)."""
+    reject_reasoning_in_history: bool = False
+    """400 when an assistant message in the history still has ``reasoning_content`` (DeepSeek)."""
+    require_reasoning_in_history: bool = False
+    """400 when an assistant tool-call message in the history lacks its ``reasoning_content`` (Kimi)."""
+    reject_tool_choice: bool = False
+    """400 when ``tool_choice`` is sent (DeepSeek's limited support)."""
+    require_parallel_off: bool = False
+    """400 unless ``parallel_tool_calls`` is false (Moonshot, Qwen)."""
+    require_body: dict[str, Any] = field(default_factory=dict)
+    """Fields the request must carry with these values (Qwen's ``enable_search: false`` with tools)."""
+    no_function_calling: bool = False
+    """400 when ``tools`` is sent; tool calls are written in the text as ``<tool_call>{...}</tool_call>``."""
+
+
+QUIRKS: dict[str, Quirks] = {
+    "openai": Quirks(),
+    "deepseek": Quirks(reasoning_content=True, reject_reasoning_in_history=True, reject_tool_choice=True),
+    "qwen": Quirks(require_parallel_off=True, require_body={"enable_search": False}),
+    "glm": Quirks(arguments_as_object=True),
+    "moonshot": Quirks(require_parallel_off=True, reasoning_content=True, require_reasoning_in_history=True),
+    "ollama": Quirks(omit_tool_call_ids=True),
+    "vllm": Quirks(),
+    "any": Quirks(),
+    "prompt": Quirks(no_function_calling=True),
+}
+
+Script = Sequence[Reply] | Callable[[dict[str, Any]], Reply]
+
+
+class ScriptedServer:
+    """The server, on 127.0.0.1 in a background thread. ``requests`` holds every request body received."""
+
+    def __init__(self, script: Script, *, quirks: str | Quirks = "openai", port: int = 0) -> None:
+        self.quirks = QUIRKS[quirks] if isinstance(quirks, str) else quirks
+        self.requests: list[dict[str, Any]] = []
+        self._script = script
+        self._next = 0
+        self._lock = threading.Lock()
+        handler = type("Handler", (_Handler,), {"server_ref": self})
+        self._http = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._http.daemon_threads = True
+        self.port = self._http.server_address[1]
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        threading.Thread(target=self._http.serve_forever, name="scripted-model", daemon=True).start()
+
+    def close(self) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if callable(self._script):
+                return self._script(body)
+            if self._next >= len(self._script):
+                return fail(500, "the script has no more replies", retry_after_ms=None)
+            reply = self._script[self._next]
+            self._next += 1
+            return reply
+
+    # ----- what a provider with these quirks refuses -----
+
+    def refusal(self, body: dict[str, Any]) -> str | None:
+        q = self.quirks
+        if "tools" in body:
+            if q.no_function_calling:
+                return "this model does not support tools"
+            if q.reject_tool_choice and "tool_choice" in body:
+                return "tool_choice is not supported"
+            if q.require_parallel_off and body.get("parallel_tool_calls") is not False:
+                return "parallel_tool_calls must be false for this model"
+            for key, value in q.require_body.items():
+                if body.get(key) != value:
+                    return f"{key} must be {json.dumps(value)} when tools are used"
+        for message in body.get("messages", []):
+            if message.get("role") != "assistant":
+                continue
+            if q.reject_reasoning_in_history and "reasoning_content" in message:
+                return "reasoning_content must not be sent back in messages"
+            if q.require_reasoning_in_history and message.get("tool_calls") and not message.get("reasoning_content"):
+                return "reasoning_content is missing in an assistant tool call message"
+            for tool_call in message.get("tool_calls") or []:
+                if not isinstance(tool_call.get("function", {}).get("arguments"), str):
+                    return "tool call arguments must be a JSON string"
+        return None
+
+    # ----- rendering a reply -----
+
+    def message(self, reply: Reply) -> dict[str, Any]:
+        q = self.quirks
+        content = reply.content
+        tool_calls = []
+        if q.no_function_calling and reply.tool_calls:
+            blocks = [f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>" for n, a in reply.tool_calls]
+            content = "\n".join(([content] if content else []) + blocks)
+        else:
+            for name, arguments in reply.tool_calls:
+                entry: dict[str, Any] = {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "arguments": arguments if q.arguments_as_object else json.dumps(arguments),
+                    },
+                }
+                if not q.omit_tool_call_ids:
+                    entry["id"] = f"call_{uuid.uuid4().hex[:12]}"
+                tool_calls.append(entry)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if tool_calls:
+            message["tool_calls"] = tool_calls
+        if q.reasoning_content:
+            message["reasoning_content"] = reply.reasoning or "Let me think about which tool to use."
+        return message
+
+    def chunks(self, message: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
+        """The message as streaming deltas: reasoning, content in pieces, then each tool call in pieces."""
+        base = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+            "object": "chat.completion.chunk",
+            "model": model,
+            "created": int(time.time()),
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+        yield chunk({"role": "assistant", "content": ""})
+        if "reasoning_content" in message:
+            yield chunk({"reasoning_content": message["reasoning_content"]})
+        text = message.get("content") or ""
+        for start in range(0, len(text), 12):
+            yield chunk({"content": text[start : start + 12]})
+        for index, tool_call in enumerate(message.get("tool_calls") or []):
+            head = {"index": index, "type": "function", "function": {"name": tool_call["function"]["name"]}}
+            if "id" in tool_call:
+                head["id"] = tool_call["id"]
+            arguments = tool_call["function"]["arguments"]
+            if isinstance(arguments, str):
+                head["function"]["arguments"] = ""
+                yield chunk({"tool_calls": [head]})
+                for start in range(0, len(arguments), 16):
+                    piece = {"index": index, "function": {"arguments": arguments[start : start + 16]}}
+                    yield chunk({"tool_calls": [piece]})
+            else:
+                head["function"]["arguments"] = arguments
+                yield chunk({"tool_calls": [head]})
+        yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server_ref: ScriptedServer
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(
+                200, {"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "webmcp-nb"}]}
+            )
+        else:
+            self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+
+    def do_POST(self) -> None:
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._json(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
+            return
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        server = self.server_ref
+        refusal = server.refusal(body)
+        if refusal:
+            server.requests.append(body)
+            self._json(400, {"error": {"message": refusal, "type": "invalid_request_error", "code": "invalid_request"}})
+            return
+        reply = server.next_reply(body)
+        if reply.delay:
+            time.sleep(reply.delay)
+        if reply.status != 200:
+            headers = {"retry-after-ms": str(reply.retry_after_ms)} if reply.retry_after_ms is not None else {}
+            self._json(reply.status, {"error": {"message": reply.error, "type": "scripted_error"}}, headers)
+            return
+        message = server.message(reply)
+        model = body.get("model", "scripted")
+        if body.get("stream"):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for chunk in server.chunks(message, model):
+                self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        self._json(
+            200,
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:8]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            },
+        )
