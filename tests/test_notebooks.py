@@ -25,3 +25,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
     if path.name.startswith("02-"):
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
         assert "searchProducts" in html and "my-shop" in html and "cartTotal" in html
+    if path.name.startswith("03-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "There are 4 direct flights" in text and "Filters cleared." in text
+        assert "approving searchFlights" in text
