@@ -45,7 +45,7 @@ def main() -> None:
             result = agent.run("List the flights again and again.")
             total_ms = (time.perf_counter() - started) * 1000
 
-        events = result.events.events
+        events = result.events
         model_ms = [e.duration_ms for e in events if e.kind == "model.response"]
         tool_ms = [s.duration_ms for s in result.steps]
         per_step = total_ms / n

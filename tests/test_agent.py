@@ -78,7 +78,7 @@ def test_prompt_mode_completes_the_same_task(flights, explicit):
     system = model.requests[-1]["messages"][0]["content"]
     assert "<tool_call>" in system and "setFilters" in system
     if not explicit:
-        assert any(e.kind == "model.prompt_mode" for e in result.events.events)
+        assert any(e.kind == "model.prompt_mode" for e in result.events)
 
 
 def test_the_11th_tool_call_is_refused_and_the_model_told(faults):
@@ -154,7 +154,7 @@ def test_start_returns_at_once_and_a_confirmation_is_answered_from_elsewhere(fli
         answered.join()
         result = run.result(timeout=20)
     assert result.answer == "Done." and result.steps[0].confirmed is True
-    kinds = [e.kind for e in result.events.events]
+    kinds = [e.kind for e in result.events]
     assert kinds.index("confirmation.requested") < kinds.index("confirmation.answered") < kinds.index("tool.called")
 
 

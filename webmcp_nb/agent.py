@@ -23,7 +23,7 @@ import openai
 from . import _loop
 from .display import clip, pre_json, table
 from .errors import ConfirmationRequiredError, InvalidArgumentsError, WebMCPError
-from .events import EventStream
+from .events import Event, EventStream
 from .model_tools import ToolSpec, specs_text, tool_specs
 from .providers import Provider, resolve_provider
 
@@ -66,7 +66,8 @@ class AgentResult:
     answer: str | None
     steps: list[Step]
     stopped: str | None
-    events: EventStream
+    events: list[Event]
+    """This turn's events (on this tab), in order."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         rows = [
@@ -192,7 +193,8 @@ class Agent:
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self.max_result_chars = max_result_chars
         self.max_retries = max_retries
-        self.events = events or EventStream()
+        self.events = events or tab._browser.events
+        """Where the agent's events go: by default the browser's stream, which sessions record."""
         self.messages: list[dict[str, Any]] = []
         """The conversation so far, as sent to the model (the system message is rebuilt each turn)."""
         self._pending: dict[str, ConfirmationRequest] = {}
@@ -241,7 +243,7 @@ class Agent:
         stopped: str | None = None
         answer: str | None = None
         self.messages.append({"role": "user", "content": task})
-        self._emit("agent.turn.started", task=task, model=self.model, provider=self.provider.name)
+        first = self._emit("agent.turn.started", task=task, model=self.model, provider=self.provider.name)
         tools_offered = True
         try:
             while True:
@@ -285,7 +287,8 @@ class Agent:
             steps=len(steps),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-        return AgentResult(answer, steps, stopped, self.events)
+        turn = [e for e in self.events.events[first.seq - 1 :] if e.tab_id in (None, self.tab.id)]
+        return AgentResult(answer, steps, stopped, turn)
 
     # ----- one tool call -----
 
@@ -310,9 +313,8 @@ class Agent:
         remaining = deadline - asyncio.get_running_loop().time()
         if remaining <= 0:
             raise TimeoutError
-        self._emit("tool.called", tool=spec.tool.name, arguments=arguments)
         started = time.perf_counter()
-        try:
+        try:  # the tab emits tool.called / tool.returned / tool.failed into the same stream
             result = await self.tab.acall(
                 spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
             )
@@ -320,10 +322,6 @@ class Agent:
         except WebMCPError as exc:
             step.error = f"{exc.code.value}: {exc.message}"
         step.duration_ms = (time.perf_counter() - started) * 1000
-        if step.error:
-            self._emit("tool.failed", tool=spec.tool.name, error=step.error, duration_ms=step.duration_ms)
-        else:
-            self._emit("tool.returned", tool=spec.tool.name, result=_preview(step.result), duration_ms=step.duration_ms)
         return step
 
     def _needs_confirmation(self, spec: ToolSpec) -> bool:
@@ -425,7 +423,8 @@ class Agent:
             self._emit(
                 "model.response",
                 content=reply.content,
-                tool_calls=[c[1] for c in reply.calls],
+                tool_calls=[{"id": i, "name": n, "arguments": _parse_arguments(a)} for i, n, a in reply.calls],
+                reasoning=reply.history.get("reasoning_content"),
                 duration_ms=(time.perf_counter() - started) * 1000,
             )
             return reply
@@ -502,8 +501,8 @@ class Agent:
             return {"role": "user", "content": content}
         return {"role": "tool", "tool_call_id": call_id, "content": content}
 
-    def _emit(self, kind: str, **data: Any) -> None:
-        self.events.emit(kind, tab_id=self.tab.id, url=self.tab.url, **data)
+    def _emit(self, kind: str, **data: Any) -> Event:
+        return self.events.emit(kind, tab_id=self.tab.id, url=self.tab.url, **data)
 
 
 @dataclass
@@ -529,8 +528,3 @@ def _parse_arguments(raw: Any) -> Any:
     except (TypeError, ValueError):
         return str(raw)
     return value if isinstance(value, dict) else str(raw)
-
-
-def _preview(value: Any, limit: int = 2_000) -> Any:
-    text = json.dumps(value, ensure_ascii=False)
-    return value if len(text) <= limit else clip(text, limit)

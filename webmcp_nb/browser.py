@@ -21,7 +21,15 @@ from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
 from .connection import LOST, Connection
 from .display import Markup, clip, table
-from .errors import BrowserNotFoundError, InvalidArgumentsError, TabNotFoundError, ToolNotFoundError, ToolTimeoutError
+from .errors import (
+    BrowserNotFoundError,
+    InvalidArgumentsError,
+    TabNotFoundError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    WebMCPError,
+)
+from .events import EventStream
 from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
 from .relay import Relay
 from .schema import validate_arguments
@@ -151,10 +159,26 @@ class Tab:
             "timeoutMs": int(limit * 1000),
             "maxResultChars": self._browser.max_result_chars,
         }
+        events, where = self._browser.events, {"tab_id": self.id, "url": self.url}
+        events.emit(
+            "tool.called", **where, tool=name, arguments=arguments, read_only=tool.read_only, source=tool.source
+        )
+        for hook in list(self._browser._call_hooks):
+            await hook("before", self, tool)
         started = time.perf_counter()
-        reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
+        try:
+            reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
+        except WebMCPError as exc:
+            duration = (time.perf_counter() - started) * 1000
+            events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
+            raise
+        finally:
+            for hook in list(self._browser._call_hooks):
+                await hook("after", self, tool)
         duration = (time.perf_counter() - started) * 1000
-        return ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+        events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
+        return result
 
     call = blocking(acall)
 
@@ -188,6 +212,7 @@ class Tab:
     @on_loop
     async def anavigate(self, url: str) -> Tab:
         """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
+        self._browser.events.emit("navigation", tab_id=self.id, url=url, previous=self.url)
         self._update(
             await self._browser._request(Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT)
         )
@@ -286,6 +311,9 @@ class Browser:
         self.process: ChromiumProcess | None = None
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
         self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
+        self.events = EventStream()
+        """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
+        self._call_hooks: list[Callable[[str, Tab, Tool], Awaitable[None]]] = []  # sessions' evidence
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)
@@ -313,7 +341,13 @@ class Browser:
                 self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
-                self._upsert(TabInfo.model_validate(params["tab"]))
+                info = TabInfo.model_validate(params["tab"])
+                before = self._tabs.get(info.id)
+                old_names = [t.name for t in before._info.tools] if before else []
+                self._upsert(info)
+                names = [t.name for t in info.tools]
+                if names != old_names:
+                    self.events.emit("tools.changed", tab_id=info.id, url=info.url, tools=names)
             elif method == Method.TAB_REMOVED.value:
                 self._forget_tab(params.get("tabId"))
         self._notify()
@@ -407,6 +441,7 @@ class Browser:
         raw = await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
         tab = self._upsert(TabInfo.model_validate(raw))
         self._notify()
+        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=list(tab._tool_objects()))
         return tab
 
     open = blocking(aopen)

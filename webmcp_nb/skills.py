@@ -303,6 +303,18 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
             for r in reply["results"]
         ]
         for result in results:
+            if result.ok:
+                self._browser.events.emit(
+                    "skill.injected",
+                    tab_id=result.tab_id,
+                    skill=skill.name,
+                    version=skill.version,
+                    tools=list(result.tools),
+                )
+            else:
+                self._browser.events.emit(
+                    "skill.failed", tab_id=result.tab_id, skill=skill.name, version=skill.version, reason=result.reason
+                )
             if not result.ok and (tab is None or result.tab_id != tab.id):  # that tab's caller raises instead
                 warnings.warn(
                     f"skill {skill.name!r} is not active in tab {result.tab_id}: {result.reason}",
