@@ -6,6 +6,8 @@ import { RelayError } from './relay.js';
 import { flushDirty, rememberTab, sync, tabInfo, tabs } from './mirror.js';
 
 const LOAD_TIMEOUT_MS = 30_000;
+const CAPTURE_SPACING_MS = 510;
+let lastCapture = 0;
 
 function requireTab(tabId) {
   if (!tabs.has(tabId)) throw new RelayError(ErrorCode.TAB_NOT_FOUND, `No tab with id ${tabId}`);
@@ -104,6 +106,10 @@ export const tabHandlers = {
   async [Method.TAB_SCREENSHOT]({ tabId }) {
     const tab = requireTab(tabId);
     if (!tab.active) await chrome.tabs.update(tabId, { active: true });
+    // Chrome allows two captureVisibleTab calls per second; space them rather than fail.
+    const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
+    lastCapture = Math.max(Date.now(), lastCapture + CAPTURE_SPACING_MS);
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
     return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
   },

@@ -3,6 +3,8 @@ real extension through the real relay — once with the extension's polyfill, on
 
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,6 +14,9 @@ import webmcp_nb as wm
 from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
 
 PAGES = Path(__file__).parent / "pages"
+
+# Sessions, tokens and daemon logs of the suite go to a throwaway home, not the user's.
+os.environ.setdefault("WEBMCP_NB_HOME", tempfile.mkdtemp(prefix="webmcp-nb-tests-"))
 
 
 @pytest.fixture(scope="session")

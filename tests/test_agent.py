@@ -46,6 +46,7 @@ def faults(page):
 
 def agent_for(tab, model: ScriptedServer, **options) -> wm.Agent:
     options.setdefault("provider", "any")
+    options.setdefault("evidence", "off")  # recorded, but without screenshots: these tests are about the loop
     return wm.Agent(tab, base_url=model.base_url, api_key="offline-key", model="scripted", **options)
 
 

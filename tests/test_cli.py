@@ -26,14 +26,16 @@ def test_extension_path_points_at_a_loadable_extension():
     assert (path / "manifest.json").exists() and (path / "bridge.js").exists()
 
 
-def test_demo_lists_and_calls_the_flight_tools():
-    out = _cli("demo")
+def test_demo_lists_and_calls_the_flight_tools(tmp_path: Path):
+    out = _cli("demo", "--report", str(tmp_path / "report.html"))
     assert out.returncode == 0, out.stderr
     assert "searchFlights(*, origin: str" in out.stdout
     assert "listFlights()  [polyfill, read-only]" in out.stdout
     assert "listFlights → 15 flights" in out.stdout
     assert "readCart()  [shop, read-only]" in out.stdout
     assert "readCart → 2 × Headlamp, total 37.50" in out.stdout
+    assert "replay: 3 steps, every result as recorded" in out.stdout
+    assert "listFlights" in (tmp_path / "report.html").read_text()
 
 
 def test_connect_without_a_browser_says_how_to_load_the_extension(tmp_path: Path, monkeypatch):

@@ -29,3 +29,8 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "There are 4 direct flights" in text and "Filters cleared." in text
         assert "approving searchFlights" in text
+    if path.name.startswith("04-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "every result as recorded" in text and "step 3 listFlights" in text
+        html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "data:image/png;base64," in html and "sk-never-written" not in html + text

@@ -24,6 +24,8 @@ from .errors import (
     WebMCPError,
 )
 from .launch import alaunch, launch
+from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
+from .session import Session
 from .skills import InjectionResult, Skill, SkillHealthWarning
 from .tools import Tool, ToolMap, ToolResult
 
@@ -47,6 +49,12 @@ __all__ = [
     "PNG",
     "UserScriptsWarning",
     "Skill",
+    "Session",
+    "ReplayReport",
+    "replay_agent",
+    "replay_calls",
+    "areplay_agent",
+    "areplay_calls",
     "InjectionResult",
     "SkillHealthWarning",
     "SkillHealthError",

@@ -26,6 +26,7 @@ from .errors import ConfirmationRequiredError, InvalidArgumentsError, WebMCPErro
 from .events import Event, EventStream
 from .model_tools import ToolSpec, specs_text, tool_specs
 from .providers import Provider, resolve_provider
+from .session import Evidence, Session
 
 if TYPE_CHECKING:
     from .browser import Tab
@@ -68,6 +69,8 @@ class AgentResult:
     stopped: str | None
     events: list[Event]
     """This turn's events (on this tab), in order."""
+    session: Session | None = None
+    """The session that recorded the turn (``None`` with ``session=False``)."""
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         rows = [
@@ -173,6 +176,8 @@ class Agent:
         max_result_chars: int = 16_000,
         max_retries: int = 3,
         events: EventStream | None = None,
+        session: Session | Literal[False] | None = None,
+        evidence: Evidence = "non-readonly",
     ) -> None:
         if confirm not in ("non-readonly", "never", "always"):
             raise InvalidArgumentsError(
@@ -197,6 +202,11 @@ class Agent:
         """Where the agent's events go: by default the browser's stream, which sessions record."""
         self.messages: list[dict[str, Any]] = []
         """The conversation so far, as sent to the model (the system message is rebuilt each turn)."""
+        self.session: Session | None = session or None
+        """The recording of this agent's turns: the browser's open session, or one started at the first turn
+        (``session=False``: none)."""
+        self._record = session is not False
+        self._evidence = evidence
         self._pending: dict[str, ConfirmationRequest] = {}
         self._client: openai.AsyncOpenAI | None = None
         self._ids = itertools.count(1)
@@ -243,7 +253,10 @@ class Agent:
         stopped: str | None = None
         answer: str | None = None
         self.messages.append({"role": "user", "content": task})
-        first = self._emit("agent.turn.started", task=task, model=self.model, provider=self.provider.name)
+        self._ensure_session()
+        first = self._emit(
+            "agent.turn.started", task=task, model=self.model, provider=self.provider.name, confirm=self.confirm
+        )
         tools_offered = True
         try:
             while True:
@@ -288,7 +301,19 @@ class Agent:
             duration_ms=(time.perf_counter() - started) * 1000,
         )
         turn = [e for e in self.events.events[first.seq - 1 :] if e.tab_id in (None, self.tab.id)]
-        return AgentResult(answer, steps, stopped, turn)
+        return AgentResult(answer, steps, stopped, turn, self.session)
+
+    def _ensure_session(self) -> None:
+        if not self._record:
+            return
+        if self.session is None:
+            browser = self.tab._browser
+            self.session = (
+                browser._sessions[-1]
+                if browser._sessions
+                else Session(browser, evidence=self._evidence, model=self.model, provider=self.provider.name)
+            )
+        self.session.add_secret(self._api_key)
 
     # ----- one tool call -----
 

@@ -15,7 +15,7 @@ import html
 import time
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
@@ -35,6 +35,9 @@ from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
 from .tools import Tool, ToolMap, ToolResult
+
+if TYPE_CHECKING:
+    from .session import Session
 
 __all__ = ["Browser", "Tab", "PNG", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
 
@@ -148,7 +151,11 @@ class Tab:
         (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
         """
         arguments = {**(args or {}), **kwargs}
-        tool = self._find_tool(name, frame)
+        try:
+            tool = self._find_tool(name, frame)
+        except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
+            await self.arefresh_tools()
+            tool = self._find_tool(name, frame)
         await _validate(name, tool.info.input_schema, arguments)
         limit = timeout if timeout is not None else self._browser.call_timeout
         params = {
@@ -314,6 +321,7 @@ class Browser:
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
         self._call_hooks: list[Callable[[str, Tab, Tool], Awaitable[None]]] = []  # sessions' evidence
+        self._sessions: list[Session] = []  # those recording this browser now
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)
@@ -452,6 +460,8 @@ class Browser:
         if self._closed:
             return
         self._closed = True
+        for session in list(self._sessions):
+            session.close()
         await self._connection.close()
         if self._on_close is not None:
             await self._on_close()

@@ -1,4 +1,4 @@
-"""The ``webmcp-nb`` command: ``demo``, ``relay``, ``extension-path``, ``serve-demo``."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``extension-path``, ``serve-demo``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from .home import home, read_token, relay_port
 
@@ -62,9 +64,44 @@ def _serve_demo(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import run_demo
+    from .demo import record_demo_session, run_demo
 
-    return run_demo(headless=not args.headed, native_webmcp=args.native)
+    if args.record:
+        print(f"recorded {record_demo_session()}")
+        return 0
+    return run_demo(headless=not args.headed, native_webmcp=args.native, report=Path(args.report))
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .demo_server import DEMO_PAGES, serve_demo
+    from .launch import launch
+    from .replay import replay_agent, replay_calls
+    from .session import Session
+
+    recorded = Session.load(args.session)
+    url = args.url or recorded.header.start_url
+    server = None
+    path = urlsplit(url or "").path
+    if not args.url and path and (DEMO_PAGES / path.lstrip("/")).exists():
+        server = serve_demo()  # a bundled demo page: serve it here, whatever port it had when recorded
+        url = server.url(path)
+    if not url:
+        print("webmcp-nb replay: the session has no start URL; pass --url", file=sys.stderr)
+        return 2
+    agent_turns = bool(recorded.filter("model.response")) and not args.calls
+    try:
+        with launch(headless=not args.headed, native_webmcp=args.native) as browser:
+            tab = browser.open(url)
+            replay = replay_agent if agent_turns else replay_calls
+            report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True)
+            print(report)
+            if args.report and report.session is not None:
+                report.session.report(args.report)
+                print(f"HTML report: {Path(args.report).resolve()}")
+    finally:
+        if server is not None:
+            server.close()
+    return 0 if report.ok else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,7 +111,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="launch headless Chromium on the bundled demo and call its tools")
     demo.add_argument("--headed", action="store_true", help="show the browser window")
     demo.add_argument("--native", action="store_true", help="use the browser's own WebMCP, not the polyfill")
+    demo.add_argument("--report", default="webmcp-nb-demo-report.html", help="where to write the replay's report")
+    demo.add_argument("--record", action="store_true", help="re-record the shipped demo session (maintainers)")
     demo.set_defaults(func=_demo)
+
+    replay = sub.add_parser("replay", help="replay a recorded session; exits 1 when a result diverges")
+    replay.add_argument("session", help="a session folder or its session.jsonl")
+    replay.add_argument("--url", help="where to replay (default: the recorded start URL)")
+    replay.add_argument("--calls", action="store_true", help="repeat the tool calls only, not the agent turns")
+    replay.add_argument("--ignore", action="append", default=[], help="a volatile field to skip, e.g. searchId")
+    replay.add_argument("--tolerance", type=float, default=0.0, help="accept numbers this close")
+    replay.add_argument("--report", help="write the replay's HTML report here")
+    replay.add_argument("--headed", action="store_true")
+    replay.add_argument("--native", action="store_true")
+    replay.set_defaults(func=_replay)
 
     relay = sub.add_parser("relay", help="run the relay in the foreground (wm.connect() starts it for you)")
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")

@@ -3,13 +3,20 @@ and called, printed readably. It is README command 1 and the smoke test of a fre
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
+from urllib.parse import urlsplit
 
+from .agent import Agent
 from .browser import Browser
-from .demo_server import serve_demo
+from .demo_server import DemoServer, serve_demo
 from .display import clip
 from .launch import launch
+from .replay import replay_agent
+from .session import Session
 from .skills import Skill
+from .testing import ScriptedServer, call, say
 
 __all__ = ["run_demo", "DEMO_SEARCH"]
 
@@ -30,7 +37,9 @@ def _show_tools(tab: object) -> None:
         print(f"      {clip(tool.description, 100)}")
 
 
-def run_demo(*, headless: bool = True, native_webmcp: bool = False) -> int:
+def run_demo(
+    *, headless: bool = True, native_webmcp: bool = False, report: Path = Path("webmcp-nb-demo-report.html")
+) -> int:
     """Run the demo; returns the process exit code."""
     with serve_demo() as server:
         started = time.perf_counter()
@@ -60,7 +69,57 @@ def run_demo(*, headless: bool = True, native_webmcp: bool = False) -> int:
             print(f"\nsetFilters(stops=[0]) → {direct['count']} direct flights of {direct['total']}")
 
             _shop(browser, server.url("shop/"))
+            _replay(browser, server, report)
     return 0
+
+
+DEMO_SESSION = Path(__file__).parent / "demo_sessions" / "flights-agent"
+"""An agent run on the flight demo, recorded with a scripted model; `webmcp-nb demo` replays it."""
+
+DEMO_TASK = "Find direct flights from London to New York on 2027-01-15 (back on the 22nd) for 2 and count them."
+DEMO_SCRIPT = [
+    call("searchFlights", say="Searching the flights first.", **DEMO_SEARCH),
+    call("setFilters", say="Keeping direct flights only.", stops=[0]),
+    call("listFlights"),
+    say("There are 4 direct flights from London to New York on 15 January."),
+]
+
+
+def _replay(browser: Browser, server: DemoServer, report: Path) -> None:
+    recorded = Session.load(DEMO_SESSION)
+    tab = browser.open(server.url(urlsplit(recorded.header.start_url or "/flights/").path))
+    print(f"\nReplaying the recorded agent session {recorded.header.id} ({len(recorded)} events) with no API key:")
+    result = replay_agent(recorded, tab, progress=False)
+    print(f"  {result}")
+    assert result.session is not None
+    result.session.report(report)
+    print(f"  HTML report of the replay: {report.resolve()}")
+
+
+def record_demo_session(directory: Path = DEMO_SESSION) -> Path:
+    """Record DEMO_SCRIPT as an agent session (maintainers run this when the format changes)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    with serve_demo() as server, launch() as browser, ScriptedServer(DEMO_SCRIPT, quirks="openai") as model:
+        tab = browser.open(server.url("flights/"))
+        session = Session(
+            browser,
+            directory=directory,
+            evidence="off",
+            title="Direct flights, LON → NYC",
+            model="scripted",
+            provider="openai",
+        )
+        agent = Agent(
+            tab,
+            base_url=model.base_url,
+            api_key="not-a-real-key",
+            model="scripted",
+            session=session,
+            on_confirm=lambda request: True,
+        )
+        agent.run(DEMO_TASK)
+        session.close()
+    return directory
 
 
 def _shop(browser: Browser, url: str) -> None:

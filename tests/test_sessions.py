@@ -1,0 +1,218 @@
+"""Sessions: recorded as they happen (a kill loses nothing), reported as one HTML file, replayed with a
+divergence report, and free of secrets."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import webmcp_nb as wm
+from webmcp_nb.demo import DEMO_SCRIPT, DEMO_TASK
+from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
+from webmcp_nb.replay import recorded_steps
+from webmcp_nb.testing import ScriptedServer
+
+KEY = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture
+def flights(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("flights/"))
+    yield tab
+    tab.close()
+
+
+def record(tab, directory: Path, evidence: str = "off") -> wm.Session:
+    session = wm.Session(tab._browser, directory=directory, evidence=evidence)
+    with ScriptedServer(DEMO_SCRIPT) as model:
+        agent = wm.Agent(
+            tab,
+            base_url=model.base_url,
+            api_key=KEY,
+            model="scripted",
+            session=session,
+            on_confirm=lambda request: True,
+        )
+        result = agent.run(DEMO_TASK)
+    session.close()
+    assert result.answer.startswith("There are 4 direct flights") and result.session is session
+    return session
+
+
+def test_record_then_replay_reproduces_every_tool_result(flights, polyfill_browser, server, tmp_path):
+    recorded = wm.Session.load(record(flights, tmp_path / "run").directory)
+    header = recorded.header
+    assert (header.format, header.version, header.library) == ("webmcp-nb-session", 1, wm.__version__)
+    assert header.extension and "Chrome" in header.browser and header.start_url == server.url("flights/")
+    assert [s[0] for s in recorded_steps(recorded)] == ["searchFlights", "setFilters", "listFlights"]
+    assert [e.seq for e in recorded] == sorted(e.seq for e in recorded)
+    kinds = {e.kind for e in recorded}
+    assert {
+        "agent.turn.started",
+        "model.response",
+        "confirmation.answered",
+        "tool.called",
+        "tool.returned",
+        "tools.changed",
+        "agent.turn.finished",
+    } <= kinds
+    records = recorded.records()
+    assert len(records) == len(recorded) and {"seq", "kind", "ts", "data.tool"} <= set().union(*records)
+    assert len(recorded.filter("tool", tool="listFlights")) == 2
+
+    for replay in (wm.replay_agent, wm.replay_calls):
+        tab = polyfill_browser.open(server.url("flights/"))
+        try:
+            report = replay(recorded, tab, progress=False)
+        finally:
+            tab.close()
+        assert report.ok and report.steps == 3, str(report)
+
+
+def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_browser, tmp_path):
+    recorded = record(flights, tmp_path / "run")
+    variant = tmp_path / "variant"
+    shutil.copytree(DEMO_PAGES, variant)
+    app = variant / "flights" / "app.js"
+    # The variant lists prices 10 % higher: same flights, same counts, a different listFlights result.
+    source = app.read_text()
+    patched = source.replace("function visibleFlights", "function _visibleFlights", 1)
+    if patched == source:
+        pytest.fail("the flight app changed shape: update this variant")
+    patched += textwrap.dedent(
+        """
+        function visibleFlights(...args) {
+          return _visibleFlights(...args).map((f) => ({ ...f, price: Math.round(f.price * 1.1) }));
+        }
+        """
+    )
+    app.write_text(patched)
+    with DemoServer({"/": variant}) as other:
+        tab = polyfill_browser.open(other.url("flights/"))
+        try:
+            report = wm.replay_agent(recorded, tab, progress=False)
+            (divergence,) = report.divergences
+            assert (divergence.step, divergence.tool) == (3, "listFlights")
+            assert '"price"' in divergence.diff and "step 3 listFlights" in str(report)
+            lenient = wm.replay_calls(recorded, tab, ignore=("*.price", "searchId"), progress=False)
+        finally:
+            tab.close()
+    assert lenient.ok, str(lenient)
+
+    with DemoServer({"/": variant}) as other:
+        cli = subprocess.run(
+            [sys.executable, "-m", "webmcp_nb", "replay", str(recorded.directory), "--url", other.url("flights/")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert cli.returncode == 1 and "step 3 listFlights" in cli.stdout
+
+
+def test_a_killed_run_keeps_every_event_up_to_the_kill(server, tmp_path):
+    child = textwrap.dedent(
+        f"""
+        import sys, webmcp_nb as wm
+        from webmcp_nb.testing import ScriptedServer, call, slow
+        browser = wm.launch()
+        print("chromium", browser.process.process.pid, flush=True)
+        tab = browser.open({server.url("t/faults.html")!r})
+        session = wm.Session(browser, directory=sys.argv[1], evidence="off")
+        browser.events.subscribe(lambda e: print("event", e.seq, flush=True))  # after the session's own listener
+        model = ScriptedServer(lambda request: slow(call("received"), 0.1))
+        agent = wm.Agent(tab, base_url=model.base_url, api_key={KEY!r}, model="m", max_tool_calls=10_000,
+                         turn_timeout=600)
+        agent.run("never stop")
+        """
+    )
+    directory = tmp_path / "killed"
+    process = subprocess.Popen([sys.executable, "-c", child, str(directory)], stdout=subprocess.PIPE, text=True)
+    seen: list[int] = []
+    chromium = None
+    try:
+        deadline = time.monotonic() + 60
+        while len(seen) < 40 and time.monotonic() < deadline:
+            line = process.stdout.readline().split()
+            if line[:1] == ["chromium"]:
+                chromium = int(line[1])
+            elif line[:1] == ["event"]:
+                seen.append(int(line[1]))
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    finally:
+        if chromium:
+            os.killpg(chromium, signal.SIGKILL)
+    assert len(seen) >= 40
+    loaded = wm.Session.load(directory)
+    assert set(seen) <= {e.seq for e in loaded}  # everything announced was already on disk
+    assert loaded.filter("tool.returned") and KEY not in (directory / "session.jsonl").read_text()
+
+
+def test_the_html_report_renders_its_screenshots_in_chromium(flights, polyfill_browser, tmp_path):
+    session = record(flights, tmp_path / "evidence", evidence="non-readonly")
+    shots = session.filter("evidence.screenshot")
+    assert len(shots) == 4  # before and after searchFlights and setFilters; listFlights is read-only
+    assert all((session.directory / s.data["file"]).read_bytes().startswith(b"\x89PNG") for s in shots)
+    report = session.report(tmp_path / "evidence" / "report.html")
+    assert "<script" not in report and "http" not in report.split("<body>")[1].split("start ")[0]
+
+    checker = wm.Skill("img-check")
+    checker.add_tool(
+        "images", "async () => [...document.images].map((i) => i.complete ? i.naturalWidth : -1)", read_only=True
+    )
+    with DemoServer({"/": tmp_path / "evidence"}) as files:
+        tab = polyfill_browser.open(files.url("report.html"))
+        try:
+            tab.inject(checker)
+            widths = tab.call("images").value
+        finally:
+            polyfill_browser.skills.uninstall("img-check")
+            tab.close()
+    assert len(widths) == 4 and all(w > 100 for w in widths)
+
+
+def test_no_file_written_holds_a_secret(flights, polyfill_browser, tmp_path):
+    session = record(flights, tmp_path / "secret", evidence="non-readonly")
+    session.report(tmp_path / "secret" / "report.html")
+    replayed = wm.replay_agent(wm.Session.load(session.directory), flights, progress=False)
+    replayed.session.save(tmp_path / "replayed")
+    token = polyfill_browser.relay.token
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) >= 7  # two JSONL files, four screenshots, the report
+    for path in written:
+        data = path.read_bytes()
+        assert KEY.encode() not in data and token.encode() not in data, path
+
+
+def test_a_secret_that_reaches_an_event_is_redacted(flights, tmp_path):
+    with wm.Session(flights._browser, directory=tmp_path / "leak", evidence="off") as session:
+        session.add_secret(KEY)
+        session.note(f"the key is {KEY}")
+    text = (tmp_path / "leak" / "session.jsonl").read_text()
+    assert KEY not in text and "the key is [redacted]" in text
+
+
+def test_load_refuses_what_is_not_a_session(tmp_path):
+    (tmp_path / "x.jsonl").write_text(json.dumps({"format": "something-else", "version": 1, "id": "x", "created": 0}))
+    with pytest.raises(ValueError, match="format"):
+        wm.Session.load(tmp_path / "x.jsonl")
+
+
+def test_tool_calls_through_a_session_are_recorded_with_the_tab(flights, tmp_path):
+    with wm.Session(flights._browser, directory=tmp_path / "manual", evidence="off") as session:
+        flights.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
+        session.note("searched by hand")
+        with pytest.raises(wm.InvalidArgumentsError):
+            flights.call("searchFlights", origin="nowhere")
+    loaded = wm.Session.load(tmp_path / "manual")
+    called, returned = loaded.filter("tool.called")[0], loaded.filter("tool.returned")[0]
+    assert called.tab_id == flights.id and called.url.startswith(flights.url.split("?")[0]) and returned.duration_ms > 0
+    assert [e.data["text"] for e in loaded.filter("note")] == ["searched by hand"]
+    assert not session.recording and len(loaded.filter("tool.called")) == 1  # refused calls never happened

@@ -1,0 +1,258 @@
+"""Replaying a session on a live page, and reporting where the page now behaves differently.
+
+Two ways: ``replay_agent`` feeds the recorded model replies back through the agent loop (a scripted endpoint
+stands in for the model, so no API key is needed) while the tool calls run again on the live page;
+``replay_calls`` repeats the recorded tool calls in order. Each result is compared with the recording;
+``ignore`` drops volatile fields (dotted paths, ``*`` matches one level) and ``tolerance`` accepts numbers
+that differ by at most that much.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._loop import on_loop, run
+from .display import clip, table
+from .errors import WebMCPError
+from .session import Session
+
+if TYPE_CHECKING:
+    from .browser import Tab
+
+__all__ = ["Divergence", "ReplayReport", "replay_agent", "replay_calls", "areplay_agent", "areplay_calls", "compare"]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """One step whose result differs from the recording."""
+
+    step: int
+    tool: str
+    arguments: Any
+    expected: Any
+    actual: Any
+    diff: str
+
+
+@dataclass
+class ReplayReport:
+    """The outcome of a replay: how many steps ran, which diverged, and the replay's own session."""
+
+    steps: int
+    divergences: list[Divergence] = field(default_factory=list)
+    session: Session | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.divergences
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"replay: {self.steps} steps, every result as recorded"
+        lines = [f"replay: {self.steps} steps, {len(self.divergences)} diverged"]
+        for d in self.divergences:
+            lines.append(f"step {d.step} {d.tool}({clip(json.dumps(d.arguments), 100)}):")
+            lines.append(d.diff)
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        rows = [[d.step, d.tool, clip(json.dumps(d.arguments), 80), d.diff] for d in self.divergences]
+        head = "every result as recorded" if self.ok else f"{len(self.divergences)} diverged"
+        html = f"<b>Replay of {self.steps} steps: {head}</b>"
+        if rows:
+            html += table(["step", "tool", "arguments", "diff"], rows)
+        return {"text/plain": str(self), "text/html": html}
+
+
+def _parse(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _strip(value: Any, ignore: tuple[str, ...], path: str = "") -> Any:
+    if isinstance(value, dict):
+        return {
+            k: _strip(v, ignore, f"{path}.{k}" if path else k)
+            for k, v in value.items()
+            if not any(fnmatch.fnmatchcase(f"{path}.{k}" if path else k, pattern) for pattern in ignore)
+        }
+    if isinstance(value, list):
+        return [_strip(v, ignore, f"{path}.{i}" if path else str(i)) for i, v in enumerate(value)]
+    return value
+
+
+def _close(a: Any, b: Any, tolerance: float) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return abs(a - b) <= tolerance
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], tolerance) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y, tolerance) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0) -> str | None:
+    """``None`` when ``actual`` matches ``expected`` (after ``ignore`` and ``tolerance``), else a diff."""
+    left, right = _strip(expected, ignore), _strip(actual, ignore)
+    if _close(left, right, tolerance):
+        return None
+    a = json.dumps(left, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    b = json.dumps(right, indent=1, sort_keys=True, ensure_ascii=False).splitlines()
+    return "\n".join(difflib.unified_diff(a, b, "recorded", "replayed", lineterm="", n=1))
+
+
+def recorded_steps(session: Session) -> list[tuple[str, Any, Any, str | None]]:
+    """(tool, arguments, result or None, error code or None) for each recorded tool call, in order."""
+    steps = []
+    open_calls: dict[tuple[int | None, str], list[Any]] = {}
+    for event in session.events:
+        key = (event.tab_id, str(event.data.get("tool")))
+        if event.kind == "tool.called":
+            open_calls.setdefault(key, []).append(event.data.get("arguments"))
+        elif event.kind in ("tool.returned", "tool.failed") and open_calls.get(key):
+            arguments = open_calls[key].pop(0)
+            if event.kind == "tool.returned":
+                steps.append((key[1], arguments, _parse(event.data.get("text")), None))
+            else:
+                steps.append((key[1], arguments, None, event.data.get("code")))
+    return steps
+
+
+def _progress(total: int, show: bool) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="replay", unit="step", disable=not show)
+
+
+class _Checker:
+    """Compares each new tool result with the recorded one, in order, as the replay produces them."""
+
+    def __init__(
+        self, recorded: list[tuple[str, Any, Any, str | None]], ignore: tuple[str, ...], tolerance: float, progress: Any
+    ) -> None:
+        self.recorded, self.ignore, self.tolerance, self.progress = recorded, ignore, tolerance, progress
+        self.report = ReplayReport(0)
+
+    def check(self, tool: str, arguments: Any, actual: Any, error: str | None) -> None:
+        index = self.report.steps
+        self.report.steps += 1
+        self.progress.update(1)
+        if index >= len(self.recorded):
+            diff = "the replay made a call the recording does not have"
+            self.report.divergences.append(Divergence(index + 1, tool, arguments, None, actual, diff))
+            return
+        r_tool, r_arguments, r_result, r_error = self.recorded[index]
+        expected = {"tool": r_tool, "result": r_result, "error": r_error}
+        got = {"tool": tool, "result": actual, "error": error}
+        diff = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
+        if diff:
+            self.report.divergences.append(Divergence(index + 1, tool, arguments, r_result, actual, diff))
+
+    def finish(self) -> ReplayReport:
+        missing = len(self.recorded) - self.report.steps
+        if missing > 0:
+            tool, arguments, result, _ = self.recorded[self.report.steps]
+            diff = f"the replay stopped {missing} call(s) short of the recording"
+            self.report.divergences.append(Divergence(self.report.steps + 1, tool, arguments, result, None, diff))
+        self.progress.close()
+        return self.report
+
+
+@on_loop
+async def areplay_calls(
+    session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
+) -> ReplayReport:
+    """Repeat the recorded tool calls on ``tab`` in order and compare each result."""
+    recorded = recorded_steps(session)
+    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
+    replay = Session(tab._browser, evidence="off", title=f"Replay of {session.header.id}")
+    try:
+        for tool, arguments, _, _ in recorded:
+            try:
+                result = await tab.acall(tool, arguments or {})
+                checker.check(tool, arguments, result.value, None)
+            except WebMCPError as exc:
+                checker.check(tool, arguments, None, exc.code.value)
+    finally:
+        replay.close()
+    report = checker.finish()
+    report.session = replay
+    return report
+
+
+@on_loop
+async def areplay_agent(
+    session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
+) -> ReplayReport:
+    """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
+    calls run on ``tab``, and every result is compared with the recording."""
+    from .agent import Agent
+    from .testing import Reply, ScriptedServer
+
+    replies = [
+        Reply(
+            content=e.data.get("content"),
+            tool_calls=tuple((c["name"], c.get("arguments") or {}) for c in e.data.get("tool_calls") or []),
+        )
+        for e in session.filter("model.response")
+    ]
+    tasks = [e.data["task"] for e in session.filter("agent.turn.started")]
+    decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
+    recorded = recorded_steps(session)
+    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
+    replay = Session(tab._browser, evidence="off", title=f"Replay of {session.header.id}")
+
+    def listen(event: Any) -> None:
+        if event.kind == "tool.returned" and event.tab_id == tab.id:
+            checker.check(event.data["tool"], arguments.pop(0) if arguments else None, _parse(event.data["text"]), None)
+        elif event.kind == "tool.failed" and event.tab_id == tab.id:
+            checker.check(event.data["tool"], arguments.pop(0) if arguments else None, None, event.data.get("code"))
+        elif event.kind == "tool.called" and event.tab_id == tab.id:
+            arguments.append(event.data.get("arguments"))
+
+    arguments: list[Any] = []
+    unsubscribe = tab._browser.events.subscribe(listen)
+    server = ScriptedServer(replies)
+    try:
+        policy = next((e.data.get("confirm") for e in session.filter("agent.turn.started")), "never")
+        agent = Agent(
+            tab,
+            provider="any",
+            base_url=server.base_url,
+            api_key="replay",
+            model="replay",
+            confirm=policy or "never",
+            on_confirm=lambda request: next(decisions, True),
+            session=replay,
+            max_tool_calls=10_000,
+            turn_timeout=600,
+        )
+        for task in tasks:
+            await agent.arun(task)
+    finally:
+        unsubscribe()
+        server.close()
+        replay.close()
+    report = checker.finish()
+    report.session = replay
+    return report
+
+
+def replay_calls(session: Session, tab: Tab, **options: Any) -> ReplayReport:
+    """Blocking twin of :func:`areplay_calls`."""
+    return run(areplay_calls.__wrapped__(session, tab, **options))
+
+
+def replay_agent(session: Session, tab: Tab, **options: Any) -> ReplayReport:
+    """Blocking twin of :func:`areplay_agent`."""
+    return run(areplay_agent.__wrapped__(session, tab, **options))
