@@ -288,6 +288,9 @@ class Agent:
                     await self.tab.arefresh_tools()
                 if stopped:
                     tools_offered = False  # one more reply, without tools: the model must answer now
+        except (openai.OpenAIError, WebMCPError) as exc:
+            self._emit("agent.error", error=type(exc).__name__, message=str(exc)[:2000])
+            raise
         except TimeoutError:
             stopped = "turn_timeout"
             note = f"[The previous turn was stopped after {self.turn_timeout:g} s, before an answer.]"
@@ -308,10 +311,8 @@ class Agent:
             return
         if self.session is None:
             browser = self.tab._browser
-            self.session = (
-                browser._sessions[-1]
-                if browser._sessions
-                else Session(browser, evidence=self._evidence, model=self.model, provider=self.provider.name)
+            self.session = browser.session or Session(
+                browser, evidence=self._evidence, model=self.model, provider=self.provider.name
             )
         self.session.add_secret(self._api_key)
 

@@ -421,6 +421,11 @@ class Browser:
         return self._connected and not self._closed
 
     @property
+    def session(self) -> Session | None:
+        """The session recording this browser now (the most recent, if several), or ``None``."""
+        return self._sessions[-1] if self._sessions else None
+
+    @property
     def skills(self) -> SkillRegistry:
         """The installed skills: ``install``, ``enable``/``disable``, ``disable_tool``, ``uninstall``."""
         return SkillRegistry(self)
