@@ -6,6 +6,7 @@ import { Method } from './protocol.js';
 import { notify } from './relay.js';
 import { failCallsOf, handleResult } from './calls.js';
 import { skillToolVisible } from './skills.js';
+import { tabChanged, tabClosed } from './panel.js';
 
 const PUSH_DELAY_MS = 5;
 const SYNC_TIMEOUT_MS = 2_000;
@@ -109,7 +110,9 @@ export function flushDirty() {
   clearTimeout(pushTimer);
   pushTimer = 0;
   for (const tabId of dirty) {
-    if (tabs.has(tabId)) notify(Method.TAB_UPDATED, { tab: tabInfo(tabId) });
+    if (!tabs.has(tabId)) continue;
+    notify(Method.TAB_UPDATED, { tab: tabInfo(tabId) });
+    tabChanged(tabId);
   }
   dirty.clear();
 }
@@ -138,6 +141,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   endpoints.delete(tabId);
   dirty.delete(tabId);
   notify(Method.TAB_REMOVED, { tabId });
+  tabClosed(tabId);
 });
 
 // A port from a content script (PAGE) or from a skill runtime (SKILLS) in some frame of some tab.

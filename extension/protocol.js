@@ -39,5 +39,8 @@ export const Method = Object.freeze({
   "SKILL_INSTALL": "skill.install",
   "SKILL_UNINSTALL": "skill.uninstall",
   "SKILL_UPDATE": "skill.update",
-  "SKILLS_UPDATED": "skills.updated"
+  "SKILLS_UPDATED": "skills.updated",
+  "EVENTS_PUSH": "events.push",
+  "PANEL_EVENT": "panel.event",
+  "RELAY_CLIENTS": "relay.clients"
 });

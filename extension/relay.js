@@ -20,6 +20,7 @@ let connecting = null;
 let backoff = 250;
 let keepalive = 0;
 let handlers = {};
+let notificationHandlers = {};
 let hooks = { opened: async () => {}, closed: () => {} };
 
 export const isConnected = () => ready;
@@ -33,9 +34,11 @@ export function notify(method, params) {
   if (ready || method === Method.HELLO) send({ method, params });
 }
 
-// `requestHandlers` maps method → async (params) → result; `opened` runs before anything else is sent.
-export function configure(requestHandlers, { opened, closed }) {
+// `requestHandlers` maps method → async (params) → result, `notifications` method → (params) → void;
+// `opened` runs before anything else is sent.
+export function configure(requestHandlers, notifications, { opened, closed }) {
   handlers = requestHandlers;
+  notificationHandlers = notifications;
   hooks = { opened, closed };
 }
 
@@ -84,7 +87,11 @@ async function dispatch(raw) {
     return;
   }
   const { id, method, params } = message ?? {};
-  if (id === undefined || !method) return;
+  if (!method) return;
+  if (id === undefined) {
+    if (Object.hasOwn(notificationHandlers, method)) notificationHandlers[method](params ?? {});
+    return;
+  }
   try {
     const handler = Object.hasOwn(handlers, method) ? handlers[method] : null;
     if (!handler) throw new RelayError(ErrorCode.UNKNOWN_METHOD, `Unknown method ${method}`);

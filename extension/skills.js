@@ -6,6 +6,7 @@
 import { ErrorCode, Method } from './protocol.js';
 import { RelayError, notify } from './relay.js';
 import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
+import { skillsChanged } from './panel.js';
 
 const RUNTIME = [{ file: 'bridge-serialize.js' }, { file: 'skill-runtime.js' }];
 const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
@@ -39,6 +40,7 @@ async function requireUserScripts() {
 async function persist() {
   await chrome.storage.session.set({ skills: [...installed.values()] });
   notify(Method.SKILLS_UPDATED, { skills: skillsState() });
+  skillsChanged();
 }
 
 export async function restoreSkills() {

@@ -6,6 +6,9 @@ import { attach, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from '.
 import { callTool } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { restoreSkills, skillHandlers, skillsState, userScriptsAvailable } from './skills.js';
+import { addEvents, attachPanel, relayChanged, setClients } from './panel.js';
+
+const PANEL = 'webmcp-nb-panel';
 
 async function browserId() {
   let { browserId: id } = await chrome.storage.session.get('browserId');
@@ -21,6 +24,10 @@ const restored = restoreSkills();
 configure(
   { [Method.TOOL_CALL]: callTool, ...tabHandlers, ...skillHandlers },
   {
+    [Method.EVENTS_PUSH]: ({ events }) => Array.isArray(events) && addEvents(events.slice(-100)),
+    [Method.RELAY_CLIENTS]: ({ count }) => setClients(Number(count) || 0),
+  },
+  {
     async opened() {
       await Promise.all([restored, resyncAll()]);
       notify(Method.HELLO, {
@@ -33,15 +40,22 @@ configure(
         tabs: Array.from(tabs.keys(), tabInfo),
       });
       tellEndpoints({ type: 'relay', connected: true });
+      relayChanged();
     },
     closed() {
       tellEndpoints({ type: 'relay', connected: false });
+      setClients(0);
     },
   },
 );
 
-chrome.runtime.onConnect.addListener((port) => (port.name === PAGE ? attach(port, PAGE, isConnected()) : port.disconnect()));
+chrome.runtime.onConnect.addListener((port) => {
+  if (port.name === PAGE) attach(port, PAGE, isConnected());
+  else if (port.name === PANEL && port.sender?.id === chrome.runtime.id && !port.sender.tab) attachPanel(port);
+  else port.disconnect();
+});
 chrome.runtime.onUserScriptConnect?.addListener((port) => (port.name === SKILLS ? attach(port, SKILLS, isConnected()) : port.disconnect()));
+chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
 chrome.alarms.create('webmcp-nb-reconnect', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => connect());
 chrome.runtime.onStartup.addListener(() => connect());

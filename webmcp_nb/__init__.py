@@ -49,6 +49,7 @@ __all__ = [
     "PNG",
     "UserScriptsWarning",
     "Skill",
+    "panel",
     "Session",
     "ReplayReport",
     "replay_agent",
@@ -78,3 +79,10 @@ def load_ipython_extension(ipython: object) -> None:
     from .magic import load_ipython_extension as load
 
     load(ipython)
+
+
+def panel(target: Browser | Tab, **options: object) -> object:
+    """The notebook panel (ipywidgets) for a browser or a tab: status, tools, chat, skills, log, confirmations."""
+    from .widgets import panel as make
+
+    return make(target, **options)  # type: ignore[arg-type]

@@ -103,6 +103,7 @@ class ConfirmationRequest:
     arguments: Any
     read_only: bool
     future: asyncio.Future[bool] = field(repr=False)
+    answered_by: str = ""
 
 
 Confirmer = Callable[[ConfirmationRequest], bool | Awaitable[bool]]
@@ -208,6 +209,7 @@ class Agent:
         self._record = session is not False
         self._evidence = evidence
         self._pending: dict[str, ConfirmationRequest] = {}
+        tab._browser._agents.add(self)
         self._client: openai.AsyncOpenAI | None = None
         self._ids = itertools.count(1)
 
@@ -234,12 +236,13 @@ class Agent:
     async def _start(self, task: str) -> asyncio.Future[AgentResult]:
         return asyncio.ensure_future(self._turn(task, can_wait=True))
 
-    def answer(self, request_id: str | None, approved: bool) -> bool:
+    def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
         """Answer a waiting confirmation (the oldest when ``request_id`` is None). The first answer wins;
         returns False when there was nothing (any more) to answer. Safe from any thread."""
         request = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
         if request is None or request.future.done():
             return False
+        request.answered_by = by
         request.future.get_loop().call_soon_threadsafe(_settle, request.future, approved)
         return True
 
@@ -368,10 +371,9 @@ class Agent:
         self._emit(
             "confirmation.requested", id=request.id, tool=request.tool, arguments=arguments, read_only=request.read_only
         )
-        answered_by = "panel"
         try:
             if self.on_confirm is not None:
-                answered_by = "callback"
+                request.answered_by = "callback"
                 decision = self.on_confirm(request)
                 if inspect.isawaitable(decision):
                     decision = await decision
@@ -379,7 +381,7 @@ class Agent:
             approved = await asyncio.wait_for(asyncio.shield(request.future), max(deadline - loop.time(), 0))
         finally:
             self._pending.pop(request.id, None)
-        self._emit("confirmation.answered", id=request.id, tool=request.tool, approved=approved, by=answered_by)
+        self._emit("confirmation.answered", id=request.id, tool=request.tool, approved=approved, by=request.answered_by)
         return approved
 
     def _result_text(self, spec: ToolSpec | None, step: Step) -> str:

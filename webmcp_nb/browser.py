@@ -14,6 +14,7 @@ import contextlib
 import html
 import time
 import warnings
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,7 @@ from .errors import (
     ToolTimeoutError,
     WebMCPError,
 )
-from .events import EventStream
+from .events import Event, EventStream
 from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
 from .relay import Relay
 from .schema import validate_arguments
@@ -37,6 +38,7 @@ from .skills import InjectionResult, Skill, SkillRegistry, check_health
 from .tools import Tool, ToolMap, ToolResult
 
 if TYPE_CHECKING:
+    from .agent import Agent
     from .session import Session
 
 __all__ = ["Browser", "Tab", "PNG", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
@@ -53,6 +55,8 @@ USER_SCRIPTS_OFF = (
     f"chrome://extensions/?id={EXTENSION_ID} and turn on 'Allow User Scripts' for webmcp-nb "
     "(on Chrome before 138, turn on Developer mode in chrome://extensions). Page tools work without it."
 )
+PANEL_TEXT_LIMIT = 4_000  # characters of a string field sent to side panels
+PANEL_FLUSH_DELAY = 0.03  # seconds events wait to be batched for side panels
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
 
@@ -322,6 +326,10 @@ class Browser:
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
         self._call_hooks: list[Callable[[str, Tab, Tool], Awaitable[None]]] = []  # sessions' evidence
         self._sessions: list[Session] = []  # those recording this browser now
+        self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()  # whose confirmations a side panel may answer
+        self._outbox: list[dict[str, Any]] = []  # events on their way to the extension's side panels
+        self._loop = asyncio.get_running_loop()
+        self.events.subscribe(self._forward)
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)
@@ -344,9 +352,13 @@ class Browser:
                 self._connected = False
         elif method == LOST:
             self._connected = False
+        elif method == Method.PANEL_EVENT.value:
+            if params.get("browserId") == self.id and isinstance(params.get("event"), dict):
+                self._on_panel_event(params["event"])
         elif method == Method.SKILLS_UPDATED.value:
             if params.get("browserId") == self.id and self.info is not None:
                 self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
+                self.events.emit("skills.changed", skills=[s.name for s in self.info.skills])
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
                 info = TabInfo.model_validate(params["tab"])
@@ -359,6 +371,35 @@ class Browser:
             elif method == Method.TAB_REMOVED.value:
                 self._forget_tab(params.get("tabId"))
         self._notify()
+
+    # ----- the event stream, shared with the side panel -----
+
+    def _forward(self, event: Event) -> None:
+        """Queue an event for the extension's side panels (sent in batches, large texts cut)."""
+        if event.data.get("origin") == "sidepanel":
+            return  # it came from there
+        slim = event.model_dump()
+        slim["data"] = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in slim["data"].items()}
+        self._outbox.append(slim)
+        if len(self._outbox) == 1:
+            self._loop.call_soon_threadsafe(self._loop.call_later, PANEL_FLUSH_DELAY, self._flush_outbox)
+
+    def _flush_outbox(self) -> None:
+        events, self._outbox = self._outbox, []
+        if events and self.id is not None and not self._closed:
+            asyncio.ensure_future(
+                self._connection.notify(Method.EVENTS_PUSH.value, {"browserId": self.id, "events": events})
+            )
+
+    def _on_panel_event(self, raw: dict[str, Any]) -> None:
+        """Something a side panel did: into this browser's stream (so sessions record it); a confirmation
+        answer goes to the agent waiting for it (the first answer wins)."""
+        data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
+        kind = str(raw.get("kind", "panel"))
+        self.events.emit(kind, tab_id=raw.get("tab_id"), url=raw.get("url"), duration_ms=raw.get("duration_ms"), **data)
+        if kind == "confirmation.answer":
+            for agent in list(self._agents):
+                agent.answer(str(data.get("id")), bool(data.get("approved")), by="sidepanel")
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)

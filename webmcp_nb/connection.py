@@ -14,7 +14,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from .errors import NotConnectedError, PermissionDeniedError, ToolTimeoutError, error_from_code
-from .protocol import Method, parse_message, request
+from .protocol import Method, notification, parse_message, request
 from .relay import MAX_MESSAGE_BYTES
 
 __all__ = ["Connection", "LOST"]
@@ -148,6 +148,12 @@ class Connection:
             future.cancel()
             raise ToolTimeoutError(f"{method} got no answer within {timeout:g} s")
         return future.result()
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """Send a notification; dropped when the connection is down (nothing waits for it)."""
+        if self._ws is not None and self._ready.is_set():
+            with contextlib.suppress(ConnectionClosed):
+                await self._ws.send(notification(method, params))
 
     async def close(self) -> None:
         self._closed = True

@@ -89,6 +89,9 @@ class Method(str, Enum):
     SKILL_UNINSTALL = "skill.uninstall"
     SKILL_UPDATE = "skill.update"  # enable/disable a skill or some of its tools
     SKILLS_UPDATED = "skills.updated"  # browser → relay → clients: the installed skills changed
+    EVENTS_PUSH = "events.push"  # client → relay → browser: session events, for the side panel
+    PANEL_EVENT = "panel.event"  # browser → relay → clients: something a side panel did (recorded by sessions)
+    RELAY_CLIENTS = "relay.clients"  # relay → browsers: how many notebooks/clients are connected
 
 
 class ToolInfo(BaseModel):

@@ -216,6 +216,7 @@ class Relay:
             self._fail_pending(info.id, "the browser reconnected")
             await previous.connection.close()
         self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
+        self._send(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
         try:
             async for raw in connection:
                 self._on_browser_message(peer, raw)
@@ -259,6 +260,8 @@ class Relay:
                 return
             skills = [s.model_dump(by_alias=True) for s in peer.info.skills]
             self._broadcast(Method.SKILLS_UPDATED, {"browserId": peer.info.id, "skills": skills})
+        elif msg.method == Method.PANEL_EVENT.value:
+            self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": msg.params.get("event")})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
             if peer.tabs.pop(tab_id, None) is not None:
@@ -275,6 +278,7 @@ class Relay:
     async def _serve_client(self, connection: ServerConnection) -> None:
         self._clients.add(connection)
         self._last_client = time.monotonic()
+        self._tell_browsers_clients()
         hello = {"protocolVersion": PROTOCOL_VERSION, "relayVersion": __version__, "browsers": self.browsers}
         self._send(connection, notification(Method.HELLO, hello))
         try:
@@ -285,6 +289,7 @@ class Relay:
         finally:
             self._clients.discard(connection)
             self._last_client = time.monotonic()
+            self._tell_browsers_clients()
             for rid, pending in list(self._pending.items()):
                 if pending.client is connection:
                     del self._pending[rid]
@@ -294,6 +299,12 @@ class Relay:
             msg = parse_message(raw)
         except ValueError as exc:
             self._send(client, error_reply(None, ErrorCode.BAD_REQUEST, str(exc)))
+            return
+        if msg.is_notification and msg.method == Method.EVENTS_PUSH.value:
+            peer = self._browsers.get(msg.params.get("browserId"))  # type: ignore[arg-type]
+            if peer is not None:
+                events = msg.params.get("events")
+                self._send(peer.connection, notification(Method.EVENTS_PUSH, {"events": events}))
             return
         if not msg.is_request:
             self._send(client, error_reply(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
@@ -313,6 +324,12 @@ class Relay:
         self._send(peer.connection, json.dumps({"id": rid, "method": msg.method, "params": params}))
 
     # ----- sending -----
+
+    def _tell_browsers_clients(self) -> None:
+        """Side panels show whether a notebook is connected; the standalone chat needs to know."""
+        text = notification(Method.RELAY_CLIENTS, {"count": len(self._clients)})
+        for peer in self._browsers.values():
+            self._send(peer.connection, text)
 
     def _broadcast(self, method: Method, params: dict[str, Any]) -> None:
         text = notification(method, params)

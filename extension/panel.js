@@ -1,0 +1,90 @@
+// The hub for side panels: each open panel holds a port to the worker. The hub keeps the last events of the
+// session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab updates
+// to every panel, and acts for a panel: call a tool, answer a confirmation, switch a skill, record an event.
+// Events a panel causes go to the relay as `panel.event`, so the notebook's session records them.
+import { Method } from './protocol.js';
+import { isConnected, notify } from './relay.js';
+import { callTool } from './calls.js';
+import { tabInfo, tabs } from './mirror.js';
+import { skillHandlers, skillsState } from './skills.js';
+
+const LOG_SIZE = 500;
+const log = [];
+const panels = new Set();
+let clients = 0;
+
+function broadcast(message) {
+  for (const port of panels) port.postMessage(message);
+}
+
+function status() {
+  return { type: 'status', relay: isConnected(), clients };
+}
+
+// Events from the notebook (`events.push`) or from a panel.
+export function addEvents(events) {
+  for (const event of events) {
+    log.push(event);
+    broadcast({ type: 'event', event });
+  }
+  log.splice(0, Math.max(0, log.length - LOG_SIZE));
+}
+
+export function setClients(count) {
+  clients = count;
+  broadcast(status());
+}
+
+export const relayChanged = () => broadcast(status());
+export const tabChanged = (tabId) => panels.size && broadcast({ type: 'tab', tab: tabInfo(tabId) });
+export const tabClosed = (tabId) => panels.size && broadcast({ type: 'tabClosed', tabId });
+export const skillsChanged = () => panels.size && broadcast({ type: 'skills', skills: skillsState() });
+
+function emit(kind, tabId, data, durationMs = null) {
+  const event = {
+    kind, tab_id: tabId ?? null, url: tabs.get(tabId)?.url ?? null, ts: Date.now() / 1000,
+    duration_ms: durationMs, data: { ...data, origin: 'sidepanel' },
+  };
+  addEvents([event]);
+  notify(Method.PANEL_EVENT, { event });
+  return event;
+}
+
+async function callForPanel({ tabId, name, args }) {
+  emit('tool.called', tabId, { tool: name, arguments: args ?? {} });
+  const started = performance.now();
+  try {
+    const { text } = await callTool({ tabId, name, args: args ?? {}, timeoutMs: 10_000 });
+    emit('tool.returned', tabId, { tool: name, text }, performance.now() - started);
+    return { ok: true, text };
+  } catch (error) {
+    const failure = { code: error.code ?? 'INTERNAL', message: String(error.message ?? error) };
+    emit('tool.failed', tabId, { tool: name, ...failure }, performance.now() - started);
+    return { ok: false, error: failure };
+  }
+}
+
+const actions = {
+  call: callForPanel,
+  // A confirmation raised by a notebook agent: the notebook applies the first answer it gets.
+  confirm: ({ id, approved, tabId }) => (emit('confirmation.answer', tabId, { id, approved: !!approved }), { ok: true }),
+  skill: async ({ name, enabled, disabledTools }) => ({ ok: true, skill: await skillHandlers[Method.SKILL_UPDATE]({ name, enabled, disabledTools }) }),
+  emit: ({ kind, tabId, data }) => (emit(String(kind), tabId, data ?? {}), { ok: true }),
+};
+
+export function attachPanel(port) {
+  panels.add(port);
+  port.onDisconnect.addListener(() => panels.delete(port));
+  port.postMessage({ type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), ...status() });
+  port.onMessage.addListener(async (message) => {
+    const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
+    if (!action) return;
+    let reply;
+    try {
+      reply = await action(message);
+    } catch (error) {
+      reply = { ok: false, error: { code: error.code ?? 'INTERNAL', message: String(error.message ?? error) } };
+    }
+    port.postMessage({ type: 'reply', reqId: message.reqId, ...reply });
+  });
+}

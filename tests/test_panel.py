@@ -1,0 +1,147 @@
+"""The notebook panel's widgets against a real browser: Call, confirmation cards, the log, chat, skills —
+driven by the same button clicks a user makes (``button.click()``), never waiting in a cell."""
+
+import time
+
+import ipywidgets as W
+import pytest
+
+import webmcp_nb as wm
+from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.testing import ScriptedServer, call, say
+from webmcp_nb.widgets import SchemaForm
+
+
+def eventually(check, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+@pytest.fixture
+def flights(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("flights/"))
+    yield tab
+    tab.close()
+
+
+def test_clicking_call_runs_the_tool_and_shows_the_result(flights):
+    panel = wm.panel(flights)
+    assert [name for _, name in panel.tools.list.options] == ["searchFlights"]
+    panel.tools.select("searchFlights")
+    assert panel.tools.call_button.disabled is False and "origin" in panel.tools.details.value
+    panel.tools.form.fill(DEMO_SEARCH)
+    panel.tools.call_button.click()
+    eventually(lambda: "count" in panel.tools.result.value)
+    assert "searchFlights → ok" in panel.tools.result.value
+    eventually(lambda: "listFlights" in [n for _, n in panel.tools.list.options])  # the page's new tools
+    assert "tool.returned" in panel.operations.value
+    panel.close()
+
+
+def test_a_bad_call_shows_the_error_in_the_panel(flights):
+    panel = wm.panel(flights)
+    panel.tools.select("searchFlights")
+    panel.tools.form.fill({**DEMO_SEARCH, "origin": "London"})
+    panel.tools.call_button.click()
+    eventually(lambda: "InvalidArgumentsError" in panel.tools.result.value)
+    assert "origin" in panel.tools.result.value
+    panel.close()
+
+
+def test_approve_and_deny_cards_resolve_a_running_agents_requests(flights):
+    script = [call("searchFlights", **DEMO_SEARCH), call("setFilters", stops=[0]), say("Searched, not filtered.")]
+    panel = wm.panel(flights)
+    with ScriptedServer(script) as model:
+        agent = wm.Agent(flights, base_url=model.base_url, api_key="k", model="m", evidence="off")
+        run = agent.start("search, then filter")  # returns at once; the cards answer
+        first = eventually(lambda: list(panel.cards.values()))[0]
+        first.approve.click()
+        second = eventually(lambda: len(panel.cards) == 2 and list(panel.cards.values())[1])
+        second.deny.click()
+        result = run.result(timeout=30)
+    assert result.answer == "Searched, not filtered."
+    assert [s.confirmed for s in result.steps] == [True, False]
+    eventually(lambda: first.approve.disabled and second.deny.disabled)
+    assert "approved (notebook panel)" in first.text.value and "denied (notebook panel)" in second.text.value
+    for kind in ("agent.turn.started", "confirmation.requested", "tool.called", "tool.denied", "agent.turn.finished"):
+        assert kind in panel.operations.value, kind
+    panel.close()
+
+
+def test_chat_streams_the_agents_answer(flights):
+    with ScriptedServer([call("searchFlights", **DEMO_SEARCH), say("I found 15 flights for you.")]) as model:
+        agent = wm.Agent(flights, base_url=model.base_url, api_key="k", model="m", confirm="never", evidence="off")
+        panel = wm.panel(flights, agent=agent)
+        panel.chat.input.value = "Find flights"
+        panel.chat.send_button.click()
+        eventually(lambda: "I found 15 flights for you." in panel.chat.transcript.value)
+    assert "→ searchFlights" in panel.chat.transcript.value and "Find flights" in panel.chat.transcript.value
+    panel.close()
+
+
+def test_skills_section_switches_skills(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("shop/"))
+    try:
+        tab.inject(wm.Skill.builtin("shop"))
+        panel = wm.panel(tab)
+        eventually(lambda: "shop" in panel.skills.toggles)
+        panel.skills.toggles["shop"].value = False
+        eventually(lambda: not polyfill_browser.skills["shop"].enabled)
+        eventually(lambda: len(tab.tools) == 0 or (tab.refresh_tools() and len(tab.tools) == 0))
+        panel.skills.toggles["shop"].value = True
+        eventually(lambda: polyfill_browser.skills["shop"].enabled)
+        panel.close()
+    finally:
+        polyfill_browser.skills.uninstall("shop")
+        tab.close()
+
+
+def test_schema_form_covers_the_json_schema_types():
+    schema = {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "what to look for"},
+            "limit": {"type": "integer"},
+            "price": {"type": "number"},
+            "exact": {"type": "boolean"},
+            "sort": {"type": "string", "enum": ["price", "rating"]},
+            "stops": {"type": "array", "items": {"type": "integer"}},
+            "range": {"type": "object", "properties": {"from": {"type": "number"}, "to": {"type": "number"}}},
+        },
+        "required": ["query"],
+    }
+    form = SchemaForm(schema)
+    kinds = {f.name: type(f.widget) for f in form.fields}
+    assert kinds["query"] is W.Text and kinds["sort"] is W.Dropdown and kinds["exact"] is W.Dropdown
+    assert kinds["range"] is SchemaForm and form.fields[0].name == "query"  # required first
+    form.fill(
+        {
+            "query": "lamp",
+            "limit": 3,
+            "price": 9.5,
+            "exact": True,
+            "sort": "rating",
+            "stops": [0, 1],
+            "range": {"from": 1},
+        }
+    )
+    assert form.value == {
+        "query": "lamp",
+        "limit": 3,
+        "price": 9.5,
+        "exact": True,
+        "sort": "rating",
+        "stops": [0, 1],
+        "range": {"from": 1},
+    }
+    form.as_json.value = True  # the JSON editor starts from what the form holds
+    assert '"lamp"' in form.editor.value
+    form.editor.value = '{"query": "desk"}'
+    assert form.value == {"query": "desk"}
+    odd = SchemaForm({"type": "string"})  # nothing to generate: the JSON editor is the form
+    assert odd.as_json.value is True
