@@ -127,3 +127,25 @@ def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path,
         chromium.close()
         if pid_file.exists():
             os.kill(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def test_a_killed_kernel_leaves_no_browser_behind():
+    child = textwrap.dedent(
+        """
+        import os, webmcp_nb as wm
+        browser = wm.launch()
+        print(browser.process.process.pid, flush=True)
+        os.kill(os.getpid(), 9)
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.killpg(pid, signal.SIGKILL)
+    pytest.fail(f"Chromium {pid} outlived the process that launched it")

@@ -34,3 +34,11 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert "every result as recorded" in text and "step 3 listFlights" in text
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
         assert "data:image/png;base64," in html and "sk-never-written" not in html + text
+    if path.name.startswith("05-"):
+        views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+        assert views, "the panel rendered no widget view"
+        state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+        models = {m["model_name"] for m in state.values()}
+        assert {"TabModel", "SelectModel", "ButtonModel", "HTMLModel"} <= models
+        values = " ".join(str(m["state"].get("value", "")) for m in state.values())
+        assert "searchFlights → ok" in values and "Only direct flights are shown now." in str(outputs)

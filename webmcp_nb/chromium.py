@@ -7,13 +7,16 @@ profile's Preferences turn on "Allow User Scripts" for it, so skills can run on 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import BrowserNotFoundError
@@ -125,7 +128,14 @@ class ChromiumProcess:
         flags += [*args, url]
         self.log_path = self.dir / "chromium.log"
         with open(self.log_path, "wb") as log:
-            return subprocess.Popen(flags, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+            return subprocess.Popen(
+                flags,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,  # only calls a function resolved before the fork
+            )
 
     @property
     def running(self) -> bool:
@@ -139,6 +149,21 @@ class ChromiumProcess:
 
     def close(self) -> None:
         self._finalizer()
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """On Linux, a function for the child to ask for SIGKILL when its parent dies, so a killed kernel leaves
+    no browser behind. Resolved here, before any fork: the child only calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return lambda: prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+_die_with_parent = _parent_death_signal()
 
 
 def _stop(process: subprocess.Popen[bytes], directory: Path) -> None:
