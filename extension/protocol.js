@@ -18,6 +18,7 @@ export const ErrorCode = Object.freeze({
   "CONFIRMATION_REQUIRED": "CONFIRMATION_REQUIRED",
   "RESULT_TOO_LARGE": "RESULT_TOO_LARGE",
   "SKILL_UNHEALTHY": "SKILL_UNHEALTHY",
+  "MODEL_ERROR": "MODEL_ERROR",
   "INTERNAL": "INTERNAL"
 });
 export const Method = Object.freeze({

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from websockets.sync.client import connect as ws_connect
+from cdp import stop_service_worker
 
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess
@@ -27,22 +27,6 @@ SEARCH = {
 }
 
 
-def _cdp(browser: wm.Browser, method: str, params: dict | None = None) -> dict:
-    port, path = (browser.process.profile_dir / "DevToolsActivePort").read_text().split()
-    with ws_connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
-        ws.send(json.dumps({"id": 1, "method": method, "params": params or {}}))
-        while True:
-            reply = json.loads(ws.recv())
-            if reply.get("id") == 1:
-                return reply["result"]
-
-
-def _stop_service_worker(browser: wm.Browser) -> None:
-    targets = _cdp(browser, "Target.getTargets")["targetInfos"]
-    (worker,) = [t for t in targets if t["type"] == "service_worker" and "worker.js" in t["url"]]
-    assert _cdp(browser, "Target.closeTarget", {"targetId": worker["targetId"]})["success"]
-
-
 @pytest.mark.timeout(240)
 def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(server):
     # A plain subprocess browser: nothing attaches to the worker, so only its own keepalive keeps it up.
@@ -55,7 +39,7 @@ def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(serve
         assert tab.call("received").value == []
 
         others = [browser.open(server.url(page)) for page in ("flights/", "early-draft/", "t/faults.html") * 2]
-        _stop_service_worker(browser)
+        stop_service_worker(browser)
         deadline = time.monotonic() + 15
         while relay.browser_connections < 2 and time.monotonic() < deadline:
             time.sleep(0.05)

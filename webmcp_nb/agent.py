@@ -22,7 +22,7 @@ import openai
 
 from . import _loop
 from .display import clip, pre_json, table
-from .errors import ConfirmationRequiredError, InvalidArgumentsError, WebMCPError
+from .errors import ConfirmationRequiredError, InvalidArgumentsError, ModelError, WebMCPError
 from .events import Event, EventStream
 from .model_tools import ToolSpec, specs_text, tool_specs
 from .providers import Provider, resolve_provider
@@ -291,7 +291,7 @@ class Agent:
                     await self.tab.arefresh_tools()
                 if stopped:
                     tools_offered = False  # one more reply, without tools: the model must answer now
-        except (openai.OpenAIError, WebMCPError) as exc:
+        except WebMCPError as exc:
             self._emit("agent.error", error=type(exc).__name__, message=str(exc)[:2000])
             raise
         except TimeoutError:
@@ -441,13 +441,15 @@ class Agent:
             try:
                 reply = await (self._stream(params) if self.provider.stream else self._once(params))
             except openai.BadRequestError as exc:
-                if native and "tool" in str(exc).lower():
+                if native and "tool" in str(exc).lower() and not self.provider.prompt_mode:
                     from dataclasses import replace
 
                     self.provider = replace(self.provider, prompt_mode=True)
                     self._emit("model.prompt_mode", reason=str(exc)[:300])
                     continue
-                raise
+                raise ModelError(f"the model endpoint refused the request: {exc}") from exc
+            except openai.OpenAIError as exc:
+                raise ModelError(f"the model endpoint failed: {type(exc).__name__}: {exc}") from exc
             self._emit(
                 "model.response",
                 content=reply.content,

@@ -22,6 +22,7 @@ __all__ = [
     "ConfirmationRequiredError",
     "ResultTooLargeError",
     "SkillHealthError",
+    "ModelError",
     "InternalError",
     "error_from_code",
 ]
@@ -126,6 +127,13 @@ class SkillHealthError(WebMCPError):
     code = ErrorCode.SKILL_UNHEALTHY
 
 
+class ModelError(WebMCPError):
+    """The model endpoint failed (unreachable, refusing, answering nonsense) after the SDK's retries; the
+    ``openai`` exception is the ``__cause__``."""
+
+    code = ErrorCode.MODEL_ERROR
+
+
 class InternalError(WebMCPError):
     code = ErrorCode.INTERNAL
 
@@ -147,6 +155,7 @@ _BY_CODE: dict[str, type[WebMCPError]] = {
         ConfirmationRequiredError,
         ResultTooLargeError,
         SkillHealthError,
+        ModelError,
         InternalError,
     )
 }

@@ -1,0 +1,108 @@
+"""Hostile pages: what an untrusted page can try against the bridge, the extension and the relay, and the
+defence that holds. Each test fails if its defence is removed (named in the test)."""
+
+import threading
+import time
+
+import pytest
+
+import webmcp_nb as wm
+from webmcp_nb.testing import ScriptedServer, call, say
+
+
+def test_forged_window_messages_cannot_answer_a_pending_call(open_tab):
+    # Defence: content.js never reads window messages; the bridge takes only the first port, at document_start.
+    tab = open_tab("t/hostile.html")
+    outcome = {}
+
+    def pending():
+        try:
+            outcome["value"] = tab.call("hang", timeout=3).value
+        except wm.WebMCPError as exc:
+            outcome["error"] = exc
+
+    waiter = threading.Thread(target=pending)
+    waiter.start()
+    time.sleep(0.3)
+    assert tab.call("forgeResults", upTo=3000).value == "posted"
+    waiter.join(10)
+    assert "value" not in outcome and isinstance(outcome["error"], wm.ToolTimeoutError)
+
+
+def test_ten_thousand_tools_odd_names_and_huge_schemas_are_bounded(open_tab, browser, server):
+    # Defences: the worker caps a frame's report (2,000 tools, 8 k descriptions, 200 k schemas); registerTool
+    # refuses control characters; a schema that is not serialisable is refused with TypeError.
+    tab = open_tab("t/many-tools.html")
+    tab.wait_for_tool("report", timeout=10)
+    tab.refresh_tools()
+    assert len(tab.tools) == 2000
+    refused = tab.call("report").value
+    assert refused["newline"] == refused["nul"] == "InvalidStateError"
+    assert refused["cyclicSchema"] == "TypeError"
+    assert all("\n" not in name and "\x00" not in name for name in tab.tools)
+    if "innocent" in tab.tools:
+        assert len(tab.tools["innocent"].description) <= 8000
+    if "hugeSchema" in tab.tools:
+        assert tab.tools["hugeSchema"].input_schema["description"] == "The schema was too large to mirror."
+    other = open_tab("flights/")  # the rest of the browser is unaffected
+    assert list(other.tools) == ["searchFlights"] and browser.connected
+
+
+def test_a_thenable_that_resolves_twice_gives_one_answer(open_tab):
+    tab = open_tab("t/hostile.html")
+    assert tab.call("resolveTwice").value == "first"
+    assert tab.call("resolveTwice").value == "first"
+
+
+def test_closing_a_tab_during_a_call_fails_it_at_once(open_tab):
+    # Defence: a port that closes mid-call fails the call with NAVIGATED (no waiting for the timeout).
+    tab = open_tab("t/hostile.html")
+    errors = []
+
+    def pending():
+        try:
+            tab.call("hang", timeout=30)
+        except wm.WebMCPError as exc:
+            errors.append(exc)
+
+    waiter = threading.Thread(target=pending)
+    waiter.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    tab.close()
+    waiter.join(15)
+    assert errors and isinstance(errors[0], wm.NavigatedError | wm.TabNotFoundError | wm.NotConnectedError)
+    assert time.monotonic() - started < 10
+
+
+def test_a_page_finds_no_secret_and_cannot_read_the_extension(open_tab, browser):
+    # Defences: the bridge deletes its slot before page scripts run and holds nothing secret; the extension
+    # declares no web_accessible_resources; the relay token lives in Python and the worker never has it.
+    tab = open_tab("t/hostile.html")
+    key = "sk-agent-key-that-must-not-leak"
+    with ScriptedServer([call("snoop"), say("done")]) as model:
+        wm.Agent(tab, base_url=model.base_url, api_key=key, model="m", evidence="off", confirm="never").run("look")
+    found = tab.call("snoop").value
+    assert found["slot"] == "undefined" and found["skills"] == "undefined" and found["globals"] == []
+    assert found["config.json"] == found["manifest.json"] == found["worker.js"] == "blocked"
+    text = str(found)
+    assert key not in text and browser.relay.token not in text
+
+
+def test_untrusted_tool_output_reaches_the_model_as_marked_data(open_tab):
+    # Defence: results are delimited, bounded, and untrustedContentHint tools are marked; the system prompt
+    # tells the model such content is data.
+    tab = open_tab("t/faults.html")
+    with ScriptedServer([call("readComments"), say("ok")]) as model:
+        wm.Agent(tab, base_url=model.base_url, api_key="k", model="m", evidence="off").run("read")
+    result = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"][0]["content"]
+    assert result.startswith('<tool_result tool="readComments" status="ok" untrusted="true">')
+
+
+@pytest.mark.parametrize("path", ["/browser", "/client"])
+def test_pages_cannot_reach_the_relay(open_tab, browser, path):
+    # Defence: Origin checks at the handshake (pages always send their own origin).
+    tab = open_tab("t/hostile.html")
+    before = len(browser.relay.refused)
+    assert tab.call("dialRelay", port=browser.relay.port).value == {"browser": "refused", "client": "refused"}
+    assert (path, 403) in browser.relay.refused[before:]

@@ -1,0 +1,106 @@
+"""Faults: the worker dies mid-call, the browser crashes, sockets stay half-open, the model endpoint is
+unreachable or talks nonsense. Every failure is a typed error, in bounded time; nothing hangs."""
+
+import os
+import signal
+import socket
+import threading
+import time
+
+import pytest
+from cdp import stop_service_worker
+
+import webmcp_nb as wm
+from webmcp_nb.testing import Reply, ScriptedServer, call, say
+
+
+@pytest.fixture
+def own_browser():
+    """A browser of this test's own (these tests break it)."""
+    browser = wm.launch(args=["--remote-debugging-port=0"])
+    yield browser
+    browser.close()
+
+
+def test_worker_killed_mid_call_fails_the_call_and_the_next_works(own_browser, server):
+    tab = own_browser.open(server.url("t/faults.html"))
+    errors = []
+
+    def pending():
+        try:
+            tab.call("hang", timeout=30)
+        except wm.WebMCPError as exc:
+            errors.append(exc)
+
+    waiter = threading.Thread(target=pending)
+    waiter.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    stop_service_worker(own_browser)
+    waiter.join(20)
+    assert errors and isinstance(errors[0], wm.NotConnectedError), errors
+    assert time.monotonic() - started < 10
+    assert tab.call("received").value == []  # the restarted worker serves the next call
+
+
+def test_a_crashed_browser_gives_typed_errors_not_hangs(own_browser, server):
+    tab = own_browser.open(server.url("t/faults.html"))
+    os.killpg(own_browser.process.process.pid, signal.SIGKILL)
+    started = time.monotonic()
+    with pytest.raises(wm.NotConnectedError):
+        tab.call("received")
+    assert time.monotonic() - started < 20 and not own_browser.connected
+
+
+def test_a_half_open_socket_does_not_stop_the_relay(polyfill_browser, server):
+    relay = polyfill_browser.relay
+    lurker = socket.create_connection(("127.0.0.1", relay.port))  # connects, never says a word
+    try:
+        tab = polyfill_browser.open(server.url("t/faults.html"))
+        assert tab.call("received").value == []  # everyone else is served meanwhile
+        tab.close()
+        lurker.settimeout(20)
+        assert lurker.recv(1024) == b""  # and the relay drops it after its handshake timeout
+    finally:
+        lurker.close()
+
+
+def test_an_unreachable_model_endpoint_is_a_model_error(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("flights/"))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]  # nobody listens here once the socket closes
+    try:
+        agent = wm.Agent(
+            tab, base_url=f"http://127.0.0.1:{dead}/v1", api_key="k", model="m", max_retries=1, evidence="off"
+        )
+        started = time.monotonic()
+        with pytest.raises(wm.ModelError, match="APIConnectionError"):
+            agent.run("anything")
+        assert time.monotonic() - started < 30
+        assert any(e.kind == "agent.error" for e in polyfill_browser.events.events[-5:])
+    finally:
+        tab.close()
+
+
+def test_a_misbehaving_model_gets_clear_errors(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("flights/"))
+    try:
+        script = [
+            Reply(tool_calls=(("searchFlights", "not json"),)),  # arguments that are not JSON
+            call("noSuchTool"),  # a tool that does not exist
+            say("giving up"),
+        ]
+        with ScriptedServer(script, quirks="glm") as model:  # glm quirk: arguments sent as they are
+            result = wm.Agent(
+                tab, base_url=model.base_url, api_key="k", model="m", confirm="never", evidence="off"
+            ).run("go")
+        assert result.answer == "giving up"
+        assert "not a JSON object" in result.steps[0].error and "no tool named 'noSuchTool'" in result.steps[1].error
+        with ScriptedServer(lambda request: Reply(status=500, error="boom", retry_after_ms=1)) as broken:
+            agent = wm.Agent(tab, base_url=broken.base_url, api_key="k", model="m", max_retries=2, evidence="off")
+            with pytest.raises(wm.ModelError, match="InternalServerError"):
+                agent.run("go")
+        assert len(broken.requests) == 3  # one try and two retries, then a typed error
+    finally:
+        tab.close()
