@@ -75,7 +75,7 @@ const actions = {
 export function attachPanel(port) {
   panels.add(port);
   port.onDisconnect.addListener(() => panels.delete(port));
-  port.postMessage({ type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), ...status() });
+  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState() });
   port.onMessage.addListener(async (message) => {
     const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
     if (!action) return;

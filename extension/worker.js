@@ -51,11 +51,15 @@ configure(
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PAGE) attach(port, PAGE, isConnected());
-  else if (port.name === PANEL && port.sender?.id === chrome.runtime.id && !port.sender.tab) attachPanel(port);
+  else if (port.name === PANEL && port.sender?.id === chrome.runtime.id && port.sender.url?.startsWith(chrome.runtime.getURL(''))) {
+    attachPanel(port); // our own page (the side panel, or the same page opened in a tab); never a content script
+  }
   else port.disconnect();
 });
 chrome.runtime.onUserScriptConnect?.addListener((port) => (port.name === SKILLS ? attach(port, SKILLS, isConnected()) : port.disconnect()));
 chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
+// The side panel's chat keeps its API key in storage.local: keep content scripts out of it.
+chrome.storage.local.setAccessLevel?.({ accessLevel: 'TRUSTED_CONTEXTS' }).catch(() => {});
 chrome.alarms.create('webmcp-nb-reconnect', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => connect());
 chrome.runtime.onStartup.addListener(() => connect());

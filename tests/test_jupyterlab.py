@@ -80,13 +80,16 @@ def test_the_panel_renders_in_jupyterlab_and_call_updates_it(tmp_path: Path):
             page = chromium.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"http://127.0.0.1:{port}/lab/tree/panel.ipynb")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-            page.wait_for_selector(
-                ".jp-Notebook-ExecutionIndicator[data-status='idle'], #jp-main-statusbar", timeout=60_000
-            )
+            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
             page.locator(".jp-Notebook .jp-Cell").first.click()
             page.keyboard.press("Shift+Enter")
             call = page.locator(".jupyter-widgets button", has_text="Call")
-            call.wait_for(timeout=90_000)
+            try:
+                call.wait_for(timeout=90_000)
+            except playwright.Error:
+                outputs = page.locator(".jp-OutputArea").all_inner_texts()
+                page.screenshot(path="/tmp/jupyterlab-failure.png")
+                pytest.fail(f"the panel did not render; cell output: {outputs}")
             assert page.locator(".jupyter-widgets .widget-tab, .jupyter-widgets .lm-TabBar").count() > 0
             call.click()
             page.get_by_text("searchFlights → ok").wait_for(timeout=30_000)

@@ -82,6 +82,8 @@ def test_only_the_browser_a_request_went_to_may_answer_it():
             client = await _client(relay, browsers=None)
             await client.send(json.dumps({"id": 7, "method": "tab.sync", "params": {"browserId": "A", "tabId": 1}}))
             forwarded = json.loads(await a.recv())
+            while "id" not in forwarded:  # notifications (relay.clients) come first
+                forwarded = json.loads(await a.recv())
             await b.send(json.dumps({"id": forwarded["id"], "result": "forged by B"}))
             await a.send(json.dumps({"id": forwarded["id"], "result": "from A"}))
             while True:

@@ -203,7 +203,7 @@ class Agent:
         """Where the agent's events go: by default the browser's stream, which sessions record."""
         self.messages: list[dict[str, Any]] = []
         """The conversation so far, as sent to the model (the system message is rebuilt each turn)."""
-        self.session: Session | None = session or None
+        self.session: Session | None = session if isinstance(session, Session) else None
         """The recording of this agent's turns: the browser's open session, or one started at the first turn
         (``session=False``: none)."""
         self._record = session is not False

@@ -395,6 +395,7 @@ class Browser:
         """Something a side panel did: into this browser's stream (so sessions record it); a confirmation
         answer goes to the agent waiting for it (the first answer wins)."""
         data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
+        data = {k: v for k, v in data.items() if k not in ("kind", "tab_id", "url", "duration_ms")}
         kind = str(raw.get("kind", "panel"))
         self.events.emit(kind, tab_id=raw.get("tab_id"), url=raw.get("url"), duration_ms=raw.get("duration_ms"), **data)
         if kind == "confirmation.answer":

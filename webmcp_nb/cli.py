@@ -1,4 +1,4 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``extension-path``, ``serve-demo``."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``bench``, ``relay``, ``extension-path``, ``serve-demo``."""
 
 from __future__ import annotations
 
@@ -72,6 +72,12 @@ def _demo(args: argparse.Namespace) -> int:
     return run_demo(headless=not args.headed, native_webmcp=args.native, report=Path(args.report))
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from .benchmark import main as bench
+
+    return bench(args.rest)
+
+
 def _replay(args: argparse.Namespace) -> int:
     from .demo_server import DEMO_PAGES, serve_demo
     from .launch import launch
@@ -130,6 +136,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")
     relay.add_argument("--idle-exit", type=float, default=0, help="exit after this many seconds without clients")
     relay.set_defaults(func=_relay)
+
+    bench = sub.add_parser("bench", help="benchmarks against Playwright and raw CDP (needs the bench extra)")
+    bench.add_argument("rest", nargs=argparse.REMAINDER, help="--quick, --json PATH, --iterations N")
+    bench.set_defaults(func=_bench)
 
     ext = sub.add_parser("extension-path", help="print where the unpacked extension is")
     ext.set_defaults(func=_extension_path)

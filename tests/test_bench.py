@@ -1,0 +1,113 @@
+"""The benchmark harness in quick mode, in-process: every measurement is there with sane numbers.
+No timing thresholds: the run's numbers depend on the machine; only their shape is checked."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from webmcp_nb import benchmark
+
+STATS_KEYS = {"n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "per_s", "wall_s"}
+
+
+def positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def check_stats(stats: dict, where: str) -> None:
+    assert stats.keys() >= STATS_KEYS, where
+    assert isinstance(stats["n"], int) and stats["n"] >= 1, where
+    for key in STATS_KEYS - {"n"}:
+        assert positive(stats[key]), f"{where}: {key} = {stats[key]!r}"
+    assert stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"], where
+
+
+@pytest.mark.timeout(300)
+def test_quick_run_writes_every_measurement(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    assert benchmark.main(["--quick", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    has_playwright = benchmark._playwright_available()
+
+    native = r["calls"]["native"]
+    polyfill = r["calls"]["polyfill"]
+    expected_native = {"webmcp_nb_call": ["sequential"], "webmcp_nb_acall": ["sequential", "in_flight_16"]}
+    expected_native["raw_cdp"] = ["sequential", "in_flight_16"]
+    expected_polyfill = dict(list(expected_native.items())[:2])
+    if has_playwright:
+        expected_native["playwright_call_tool"] = ["sequential", "in_flight_16"]
+        expected_polyfill["playwright_evaluate"] = ["sequential", "in_flight_16"]
+    for mode, expected, got in (("native", expected_native, native), ("polyfill", expected_polyfill, polyfill)):
+        for path, kinds in expected.items():
+            for kind in kinds:
+                check_stats(got[path][kind], f"calls.{mode}.{path}.{kind}")
+
+    listings = {"native": ["webmcp_nb_refresh_tools", "raw_cdp_enable"], "polyfill": ["webmcp_nb_refresh_tools"]}
+    if has_playwright:
+        listings["native"].append("playwright_tools")
+        listings["polyfill"].append("playwright_evaluate_get_tools")
+    for mode, paths in listings.items():
+        for path in paths:
+            listing = r["list_tools"][mode][path]
+            check_stats(listing, f"list_tools.{mode}.{path}")
+            assert listing["tools"] > 1000  # the 1000 bulk tools and the page's own searchFlights
+
+    launches = ["webmcp_nb_native", "webmcp_nb_polyfill"] + (["playwright_native"] if has_playwright else [])
+    for key in launches:
+        launch = r["launch"][key]
+        assert launch["n"] >= 1
+        assert all(positive(launch[k]) for k in ("median_s", "min_s", "max_s")), key
+        assert launch["min_s"] <= launch["median_s"] <= launch["max_s"]
+
+    agent = r["agent"]
+    assert agent["steps"] == r["meta"]["plan"]["agent_steps"]
+    for key in ("per_step_ms", "model_request_ms_p50", "tool_call_ms_p50", "direct_tab_call_ms_p50"):
+        assert positive(agent[key]), key
+    assert isinstance(agent["loop_overhead_ms_per_step"], float)  # a difference: may come out negative
+
+    memory = r["memory"]
+    assert memory["calls"] == 200 and memory["warmup"] > 0
+    assert positive(memory["rss_before_mb"]) and positive(memory["rss_after_mb"])
+    assert memory["growth_mb"] == pytest.approx(memory["rss_after_mb"] - memory["rss_before_mb"], abs=0.11)
+
+    assert set(r["ratios"]) == {
+        "native_sequential_p50_vs_raw_cdp",
+        "native_sequential_p50_vs_playwright",
+        "native_in_flight_16_throughput_vs_raw_cdp",
+        "native_in_flight_16_throughput_vs_playwright",
+        "polyfill_sequential_p50_vs_page_evaluate",
+    }
+    for key, value in r["ratios"].items():
+        if has_playwright or "playwright" not in key and "evaluate" not in key:
+            assert positive(value), key
+        else:
+            assert value is None, key
+    assert len(r["targets"]) == 8
+    for key, target in r["targets"].items():
+        assert target["met"] in (True, False, None), key
+        assert isinstance(target["target"], str)
+        if target["met"] is not None:
+            assert isinstance(target["value"], (int, float)), key
+
+    table = capsys.readouterr().out
+    for heading in ("Tool calls", "Listing the page's tools", "Launch to tools visible", "Agent overhead", "Memory"):
+        assert heading in table
+    assert "Ratios" in table and "Targets" in table
+
+
+def test_stats_percentiles_and_rate():
+    stats = benchmark.Stats([i / 1000 for i in range(1, 101)], wall=0.5).as_dict()
+    assert (stats["n"], stats["p50_ms"], stats["p95_ms"], stats["p99_ms"]) == (100, 50.0, 95.0, 99.0)
+    assert stats["per_s"] == 200.0
+    one = benchmark.Stats([0.002], wall=0.002).as_dict()
+    assert one["p50_ms"] == one["p99_ms"] == 2.0
+
+
+def test_plan_sizes():
+    quick, full = benchmark.Plan.make(quick=True), benchmark.Plan.make()
+    assert quick.memory_calls == 200 and full.memory_calls == 10_000 and full.memory_warmup == 500
+    assert full.sequential == 500 and full.in_flight == 2000
+    assert benchmark.Plan.make(iterations=40).sequential == 40
