@@ -3,7 +3,7 @@
 // load are in the reply.
 import { ErrorCode, Method } from './protocol.js';
 import { RelayError } from './relay.js';
-import { flushDirty, rememberTab, sync, tabInfo, tabs } from './mirror.js';
+import { flushDirty, markDirty, rememberTab, sync, tabs } from './mirror.js';
 
 const LOAD_TIMEOUT_MS = 30_000;
 const CAPTURE_SPACING_MS = 510;
@@ -50,11 +50,14 @@ function loaded(start) {
   });
 }
 
+// The tab goes to clients as a `tab.updated` push, sent before this reply on the same socket, so the reply
+// only names it: a tab with 1,000 tools crosses the wire once, not twice.
 async function settled(tabId) {
   rememberTab(await chrome.tabs.get(tabId));
   await sync(tabId, 0);
+  markDirty(tabId);
   flushDirty();
-  return tabInfo(tabId);
+  return { tabId };
 }
 
 export const tabHandlers = {

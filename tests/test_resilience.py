@@ -78,7 +78,7 @@ def test_an_unreachable_model_endpoint_is_a_model_error(polyfill_browser, server
         with pytest.raises(wm.ModelError, match="APIConnectionError"):
             agent.run("anything")
         assert time.monotonic() - started < 30
-        assert any(e.kind == "agent.error" for e in polyfill_browser.events.events[-5:])
+        assert any(e.kind == "agent.error" for e in list(polyfill_browser.events.events)[-5:])
     finally:
         tab.close()
 

@@ -306,7 +306,7 @@ class Agent:
             steps=len(steps),
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-        turn = [e for e in self.events.events[first.seq - 1 :] if e.tab_id in (None, self.tab.id)]
+        turn = [e for e in self.events.since(first.seq) if e.tab_id in (None, self.tab.id)]
         return AgentResult(answer, steps, stopped, turn, self.session)
 
     def _ensure_session(self) -> None:

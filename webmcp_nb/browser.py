@@ -160,7 +160,10 @@ class Tab:
         except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
             await self.arefresh_tools()
             tool = self._find_tool(name, frame)
-        await _validate(name, tool.info.input_schema, arguments)
+        if tool.has_pattern:  # a page's regex could backtrack for minutes: check off the loop, with a limit
+            await _validate(name, tool.info.input_schema, arguments)
+        else:
+            validate_arguments(name, tool.info.input_schema, arguments)
         limit = timeout if timeout is not None else self._browser.call_timeout
         params = {
             "tabId": self.id,
@@ -279,9 +282,9 @@ class Tab:
 
     close = blocking(aclose)
 
-    def _update(self, raw: dict[str, Any] | TabInfo) -> None:
-        self._info = raw if isinstance(raw, TabInfo) else TabInfo.model_validate(raw)
-        self._browser._notify()
+    def _update(self, reply: dict[str, Any]) -> None:
+        """After a tab action: the tab's new state came as a push just before the reply."""
+        self._browser._tab_from_reply(reply)
 
     # ----- display -----
 
@@ -414,6 +417,16 @@ class Browser:
         for tab_id in set(self._tabs) - seen:
             self._forget_tab(tab_id)
 
+    def _tab_from_reply(self, reply: dict[str, Any]) -> Tab:
+        """The tab a tab action names: its state was pushed (``tab.updated``) just before the reply."""
+        if "tabId" not in reply:  # a full tab, as older extensions sent
+            return self._upsert(TabInfo.model_validate(reply))
+        tab = self._tabs.get(reply["tabId"])
+        if tab is None:
+            raise TabNotFoundError(f"tab {reply['tabId']} closed while it was loading")
+        self._notify()
+        return tab
+
     def _upsert(self, info: TabInfo) -> Tab:
         tab = self._tabs.get(info.id)
         if tab is None:
@@ -493,9 +506,9 @@ class Browser:
     @on_loop
     async def aopen(self, url: str, *, active: bool = True) -> Tab:
         """Open ``url`` in a new tab; returns once it has loaded and its tools are mirrored."""
-        raw = await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
-        tab = self._upsert(TabInfo.model_validate(raw))
-        self._notify()
+        tab = self._tab_from_reply(
+            await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
+        )
         self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=list(tab._tool_objects()))
         return tab
 

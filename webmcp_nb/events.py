@@ -7,12 +7,13 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Event", "EventStream"]
+__all__ = ["Event", "EventStream", "KEPT"]
 
 
 class Event(BaseModel):
@@ -30,11 +31,16 @@ class Event(BaseModel):
 Listener = Callable[[Event], None]
 
 
-class EventStream:
-    """An append-only, thread-safe list of events with listeners called as each one is emitted."""
+KEPT = 5_000
+"""How many recent events a stream keeps in memory; sessions keep everything, on disk."""
 
-    def __init__(self) -> None:
-        self.events: list[Event] = []
+
+class EventStream:
+    """A thread-safe stream of events: listeners are called as each one is emitted, and the most recent
+    ``keep`` stay in ``events`` (a long-running kernel must not grow without bound)."""
+
+    def __init__(self, keep: int = KEPT) -> None:
+        self.events: deque[Event] = deque(maxlen=keep)
         self._listeners: list[Listener] = []
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
@@ -78,6 +84,11 @@ class EventStream:
         for event in past:
             listener(event)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def since(self, seq: int) -> list[Event]:
+        """The kept events from sequence number ``seq`` on."""
+        with self._lock:
+            return [e for e in self.events if e.seq >= seq]
 
     def of_kind(self, prefix: str) -> list[Event]:
         """The events whose kind is ``prefix`` or starts with ``prefix.``."""

@@ -308,7 +308,7 @@ class Panel(W.VBox):
         for i, title in enumerate(["Tools", "Chat", "Skills", "Log"]):
             self.sections.set_title(i, title)
         super().__init__([self.status, self.confirmations, self.sections], layout=FULL)
-        for event in browser.events.events[-LOG_LINES:]:
+        for event in list(browser.events.events)[-LOG_LINES:]:
             self.operations.add(event)
         self.refresh()
         self._unsubscribe = browser.events.subscribe(self._on_event)
