@@ -39,6 +39,8 @@ def test_clicking_call_runs_the_tool_and_shows_the_result(flights):
     eventually(lambda: "count" in panel.tools.result.value)
     assert "searchFlights → ok" in panel.tools.result.value
     eventually(lambda: "listFlights" in [n for _, n in panel.tools.list.options])  # the page's new tools
+    assert panel.tools.list.value == "searchFlights" and panel.tools.form.value["origin"] == "LON"  # kept
+    assert "count" in panel.tools.result.value
     assert "tool.returned" in panel.operations.value
     panel.close()
 

@@ -74,7 +74,11 @@ class ToolsInspector(W.VBox):
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
         self.list = W.Select(rows=8, layout=FULL)
-        self.list.observe(lambda change: self._show(change["new"]), names="value")
+        self._refreshing = False
+        self._wanted: str | None = None  # the user's choice, kept while the page re-registers its tools
+        self._shown: str | None = None
+        self._form_tool: tuple[str, str] | None = None
+        self.list.observe(self._on_select, names="value")
         self.details = W.HTML()
         self.form_box = W.VBox(layout=FULL)
         self.form: SchemaForm | None = None
@@ -88,9 +92,20 @@ class ToolsInspector(W.VBox):
         tools = list(tab.tools.values()) if tab else []
         options = [(f"{t.name}  [{t.source}{', read-only' if t.read_only else ''}]", t.name) for t in tools]
         if tuple(options) != self.list.options:
-            selected = self.list.value
-            self.list.options = options
-            self.list.value = selected if selected in [o[1] for o in options] else None
+            target = self._wanted if self._wanted in [o[1] for o in options] else None
+            self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
+            try:
+                self.list.options = options
+                self.list.value = target
+            finally:
+                self._refreshing = False
+            if target != self._shown:
+                self._show(target)
+
+    def _on_select(self, change: dict[str, Any]) -> None:
+        if not self._refreshing:
+            self._wanted = change["new"]
+            self._show(change["new"])
 
     def select(self, name: str) -> None:
         """Select tool ``name`` (what clicking it in the list does)."""
@@ -100,6 +115,7 @@ class ToolsInspector(W.VBox):
         tab = self.owner.tab
         tool = tab.tools.get(name) if tab and name else None
         self.call_button.disabled = tool is None
+        self._shown = tool.name if tool else None
         if tool is None:
             self.details.value, self.form_box.children = "", ()
             return
@@ -109,9 +125,11 @@ class ToolsInspector(W.VBox):
             f"{' · read-only' if tool.read_only else ''}</i><div>{html.escape(tool.description)}</div>"
             f"<details><summary>input schema</summary><pre>{html.escape(clip(schema, 8000))}</pre></details>"
         )
-        self.form = SchemaForm(tool.input_schema)
+        if self._form_tool != (tool.name, json.dumps(tool.input_schema, sort_keys=True)):
+            self._form_tool = (tool.name, json.dumps(tool.input_schema, sort_keys=True))
+            self.form = SchemaForm(tool.input_schema)  # a tool that comes back unchanged keeps its form and result
+            self.result.value = ""
         self.form_box.children = (self.form,)
-        self.result.value = ""
 
     def call(self) -> None:
         """Call the selected tool with the form's arguments; the result shows when it arrives."""
