@@ -1,8 +1,8 @@
 """Hostile pages: what an untrusted page can try against the bridge, the extension and the relay, and the
 defence that holds. Each test fails if its defence is removed (named in the test)."""
 
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -13,20 +13,11 @@ from webmcp_nb.testing import ScriptedServer, call, say
 def test_forged_window_messages_cannot_answer_a_pending_call(open_tab):
     # Defence: content.js never reads window messages; the bridge takes only the first port, at document_start.
     tab = open_tab("t/hostile.html")
-    outcome = {}
-
-    def pending():
-        try:
-            outcome["value"] = tab.call("hang", timeout=3).value
-        except wm.WebMCPError as exc:
-            outcome["error"] = exc
-
-    waiter = threading.Thread(target=pending)
-    waiter.start()
-    time.sleep(0.3)
-    assert tab.call("forgeResults", upTo=3000).value == "posted"
-    waiter.join(10)
-    assert "value" not in outcome and isinstance(outcome["error"], wm.ToolTimeoutError)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(tab.call, "hang", timeout=3)
+        time.sleep(0.3)
+        assert tab.call("forgeResults", upTo=3000).value == "posted"
+        assert isinstance(pending.exception(timeout=10), wm.ToolTimeoutError)  # not the forged "result"
 
 
 def test_ten_thousand_tools_odd_names_and_huge_schemas_are_bounded(open_tab, browser, server):
@@ -57,21 +48,13 @@ def test_a_thenable_that_resolves_twice_gives_one_answer(open_tab):
 def test_closing_a_tab_during_a_call_fails_it_at_once(open_tab):
     # Defence: a port that closes mid-call fails the call with NAVIGATED (no waiting for the timeout).
     tab = open_tab("t/hostile.html")
-    errors = []
-
-    def pending():
-        try:
-            tab.call("hang", timeout=30)
-        except wm.WebMCPError as exc:
-            errors.append(exc)
-
-    waiter = threading.Thread(target=pending)
-    waiter.start()
-    time.sleep(0.3)
-    started = time.monotonic()
-    tab.close()
-    waiter.join(15)
-    assert errors and isinstance(errors[0], wm.NavigatedError | wm.TabNotFoundError | wm.NotConnectedError)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(tab.call, "hang", timeout=30)
+        time.sleep(0.3)
+        started = time.monotonic()
+        tab.close()
+        error = pending.exception(timeout=15)
+    assert isinstance(error, wm.NavigatedError | wm.TabNotFoundError | wm.NotConnectedError), error
     assert time.monotonic() - started < 10
 
 
@@ -106,3 +89,12 @@ def test_pages_cannot_reach_the_relay(open_tab, browser, path):
     before = len(browser.relay.refused)
     assert tab.call("dialRelay", port=browser.relay.port).value == {"browser": "refused", "client": "refused"}
     assert (path, 403) in browser.relay.refused[before:]
+
+
+def test_a_50_mb_result_is_refused_in_the_page(open_tab, browser):
+    # Defence: the size cap is applied in the page, before anything crosses a boundary.
+    tab = open_tab("t/faults.html")
+    with pytest.raises(wm.ResultTooLargeError) as info:
+        tab.call("huge", mb=50)
+    assert info.value.data["size"] > 50 * 1024 * 1024 and browser.connected
+    assert tab.call("received").value == []

@@ -4,8 +4,8 @@ unreachable or talks nonsense. Every failure is a typed error, in bounded time; 
 import os
 import signal
 import socket
-import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cdp import stop_service_worker
@@ -24,21 +24,13 @@ def own_browser():
 
 def test_worker_killed_mid_call_fails_the_call_and_the_next_works(own_browser, server):
     tab = own_browser.open(server.url("t/faults.html"))
-    errors = []
-
-    def pending():
-        try:
-            tab.call("hang", timeout=30)
-        except wm.WebMCPError as exc:
-            errors.append(exc)
-
-    waiter = threading.Thread(target=pending)
-    waiter.start()
-    time.sleep(0.3)
-    started = time.monotonic()
-    stop_service_worker(own_browser)
-    waiter.join(20)
-    assert errors and isinstance(errors[0], wm.NotConnectedError), errors
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(tab.call, "hang", timeout=30)
+        time.sleep(0.3)
+        started = time.monotonic()
+        stop_service_worker(own_browser)
+        error = pending.exception(timeout=20)
+    assert isinstance(error, wm.NotConnectedError), error
     assert time.monotonic() - started < 10
     assert tab.call("received").value == []  # the restarted worker serves the next call
 
