@@ -42,6 +42,7 @@
 
   if (!slot || !window.isSecureContext) return;
   const { toText, polyfilled } = slot;
+  const PUSH_GATHER_MS = 10;
 
   // 1. Wrap execute at registration.
   const thrown = new Map(); // tool name → recent errors, consumed by the call that sees a failure
@@ -131,16 +132,37 @@
 
   // 3. The messages on the channel to content.js.
   let announced = false;
-  let pushTimer = 0;
   async function pushTools(syncId) {
     const tools = await listTools();
     if (tools.length === 0 && !announced && syncId === undefined) return;
     announced = true;
     post({ type: 'tools', syncId, tools, url: location.href, title: document.title });
   }
+
+  // Native WebMCP fires toolchange once per registration, each in its own task: a page registering thousands
+  // of tools must cost a few listings, not one per tool. Changes are gathered for a moment, one listing runs at
+  // a time, and changes that arrive meanwhile cause exactly one more.
+  let pushTimer = 0;
+  let pushing = false;
+  let changedMeanwhile = false;
   const schedulePush = () => {
+    if (pushing) {
+      changedMeanwhile = true;
+      return;
+    }
     clearTimeout(pushTimer);
-    pushTimer = setTimeout(() => pushTools(), 0);
+    pushTimer = setTimeout(async () => {
+      pushing = true;
+      try {
+        await pushTools();
+      } finally {
+        pushing = false;
+        if (changedMeanwhile) {
+          changedMeanwhile = false;
+          schedulePush();
+        }
+      }
+    }, PUSH_GATHER_MS);
   };
   for (const backend of backends) backend.onChange(schedulePush);
   schedulePush();
