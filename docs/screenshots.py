@@ -5,13 +5,9 @@
 
 from __future__ import annotations
 
-import json
-import socket
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -21,19 +17,8 @@ from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.protocol import EXTENSION_ID
 
 DOCS = Path(__file__).parent
-CHROMIUM = "/usr/lib/chromium/chromium"
-
-NOTEBOOK_CELL = """
-import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
-server = wm.serve_demo()
-browser = wm.launch()
-tab = browser.open(server.url("flights/"))
-panel = wm.panel(tab)
-panel.tools.select("searchFlights")
-panel.tools.form.fill(DEMO_SEARCH)
-panel
-"""
+sys.path.insert(0, str(DOCS.parent / "tests"))
+from lab_page import panel_in_jupyterlab  # noqa: E402 - the UI test's helper: both views made the same way
 
 
 def side_panel() -> None:
@@ -56,64 +41,13 @@ def side_panel() -> None:
 
 
 def notebook_panel() -> None:
-    root = Path(tempfile.mkdtemp())
-    cell = {
-        "cell_type": "code",
-        "metadata": {},
-        "source": NOTEBOOK_CELL.strip(),
-        "outputs": [],
-        "execution_count": None,
-    }
-    notebook = {
-        "cells": [cell],
-        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (root / "panel.ipynb").write_text(json.dumps(notebook))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    lab = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyter",
-            "lab",
-            "--no-browser",
-            "--allow-root",
-            f"--ServerApp.port={port}",
-            "--ServerApp.token=",
-            f"--ServerApp.root_dir={root}",
-            f"--LabApp.workspaces_dir={root / 'ws'}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.3)
-        with sync_playwright() as p:
-            chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            page = chromium.new_page(viewport={"width": 1200, "height": 1000})
-            page.goto(f"http://127.0.0.1:{port}/lab/tree/panel.ipynb")
-            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)
-            page.locator(".jp-Notebook .jp-Cell").first.click()
-            page.keyboard.press("Shift+Enter")
-            page.locator(".jupyter-widgets button", has_text="Call").click(timeout=90_000)
-            page.get_by_text("searchFlights → ok").wait_for(timeout=30_000)
-            news = page.get_by_role("button", name="No")  # JupyterLab's "news?" toast would cover the panel
-            if news.count():
-                news.first.click()
-            page.locator(".jp-OutputArea-output").first.screenshot(path=str(DOCS / "notebook-panel.png"))
-            chromium.close()
-    finally:
-        lab.terminate()
-        lab.wait(10)
+    with panel_in_jupyterlab(Path(tempfile.mkdtemp()), width=1200) as page:
+        page.locator(".jupyter-widgets button", has_text="Call").click(timeout=90_000)
+        page.get_by_text("searchFlights → ok").wait_for(timeout=30_000)
+        news = page.get_by_role("button", name="No")  # JupyterLab's "news?" toast would cover the panel
+        if news.count():
+            news.first.click()
+        page.locator(".jp-OutputArea-output").first.screenshot(path=str(DOCS / "notebook-panel.png"))
 
 
 if __name__ == "__main__":

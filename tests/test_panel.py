@@ -121,18 +121,7 @@ def test_schema_form_covers_the_json_schema_types():
     kinds = {f.name: type(f.widget) for f in form.fields}
     assert kinds["query"] is W.Text and kinds["sort"] is W.Dropdown and kinds["exact"] is W.Dropdown
     assert kinds["range"] is SchemaForm and form.fields[0].name == "query"  # required first
-    form.fill(
-        {
-            "query": "lamp",
-            "limit": 3,
-            "price": 9.5,
-            "exact": True,
-            "sort": "rating",
-            "stops": [0, 1],
-            "range": {"from": 1},
-        }
-    )
-    assert form.value == {
+    values = {
         "query": "lamp",
         "limit": 3,
         "price": 9.5,
@@ -141,6 +130,8 @@ def test_schema_form_covers_the_json_schema_types():
         "stops": [0, 1],
         "range": {"from": 1},
     }
+    form.fill(values)
+    assert form.value == values
     form.as_json.value = True  # the JSON editor starts from what the form holds
     assert '"lamp"' in form.editor.value
     form.editor.value = '{"query": "desk"}'

@@ -1,0 +1,89 @@
+"""A throwaway JupyterLab server with the panel notebook, opened in headless Chromium with its cell run: the
+JupyterLab UI test and docs/screenshots.py drive the panel the same way."""
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from playwright.sync_api import Page, sync_playwright
+
+PANEL_CELL = """
+import webmcp_nb as wm
+from webmcp_nb.demo import DEMO_SEARCH
+server = wm.serve_demo()
+browser = wm.launch()
+tab = browser.open(server.url("flights/"))
+panel = wm.panel(tab)
+panel.tools.select("searchFlights")
+panel.tools.form.fill(DEMO_SEARCH)
+panel
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_for_server(port: int, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api", timeout=2)
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.3)
+
+
+@contextmanager
+def panel_in_jupyterlab(root: Path, *, width: int = 1400) -> Iterator[Page]:
+    """JupyterLab serving ``root`` with panel.ipynb; yields the page once its cell was sent to the kernel."""
+    cell = {"cell_type": "code", "metadata": {}, "source": PANEL_CELL.strip(), "outputs": [], "execution_count": None}
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {"cells": [cell], "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
+    (root / "panel.ipynb").write_text(json.dumps(notebook))
+    port = _free_port()
+    flags = [
+        f"--ServerApp.port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.workspaces_dir={root / 'workspaces'}",
+    ]
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", *flags],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_server(port)
+        with sync_playwright() as p:
+            chromium = p.chromium.launch(
+                executable_path="/usr/lib/chromium/chromium",
+                args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+            )
+            page = chromium.new_page(viewport={"width": width, "height": 1000})
+            page.goto(f"http://127.0.0.1:{port}/lab/tree/panel.ipynb")
+            page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
+            page.locator(".jp-Notebook .jp-Cell").first.click()
+            page.keyboard.press("Shift+Enter")
+            try:
+                yield page
+            finally:
+                chromium.close()
+    finally:
+        lab.terminate()
+        try:
+            lab.wait(10)
+        except subprocess.TimeoutExpired:
+            lab.kill()
