@@ -6,6 +6,8 @@
 //      polyfill; Chrome 146-149's navigator.modelContextTesting) and pushes the list when it changes;
 //   3. runs calls that arrive over a private MessageChannel from content.js. The port is handed over
 //      once at document_start; later window messages are never read, so page scripts cannot forge traffic.
+//      Messages cross the channel in batches: calls may arrive as an array, and what the bridge sends
+//      within one task (results of calls that finish together) leaves as one array.
 (() => {
   'use strict';
   const slot = window.__webmcpNb;
@@ -21,10 +23,30 @@
   const stopImmediate = Event.prototype.stopImmediatePropagation;
   const removeListener = EventTarget.prototype.removeEventListener;
   const call = Function.prototype.call.bind(Function.prototype.call);
+  const microtask = queueMicrotask.bind(window);
+  const setTimer = setTimeout;
+  const nextTask = (callback) => setTimer(callback, 0);
+  const isArray = Array.isArray;
 
   let port = null;
   const outbox = [];
-  const post = (message) => (port ? call(portPost, port, message) : outbox.push(message));
+  let batch = null;
+  let othersRunning = () => false;
+  const flush = () => {
+    const messages = batch;
+    batch = null;
+    if (port) call(portPost, port, messages);
+    else outbox.push(messages);
+  };
+  // While other calls are running, their results may come in the next tasks (native WebMCP answers
+  // each from its own task): wait one task for them. Otherwise the message leaves after this task.
+  const post = (message) => {
+    if (!batch) {
+      batch = [];
+      (othersRunning() ? nextTask : microtask)(flush);
+    }
+    batch.push(message);
+  };
   let onPortMessage = () => {};
 
   // The private channel: the first port content.js posts at document_start. Taken by a capturing
@@ -37,7 +59,7 @@
     call(removeListener, window, 'message', takePort, true);
     port = ports[0];
     call(setOnMessage, port, (e) => onPortMessage(call(eventData, e)));
-    for (const message of outbox.splice(0)) call(portPost, port, message);
+    for (const messages of outbox.splice(0)) call(portPost, port, messages);
   }, true);
 
   if (!slot || !window.isSecureContext) return;
@@ -168,6 +190,7 @@
   schedulePush();
 
   const running = new Map(); // call id → AbortController
+  othersRunning = () => running.size > 1;
 
   function failure(code, message, data) {
     return { code, message, ...(data === undefined ? {} : { data }) };
@@ -202,9 +225,11 @@
     }
   }
 
-  onPortMessage = (data) => {
+  function receive(data) {
     if (data?.type === 'call') run(data);
     else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
     else if (data?.type === 'sync') pushTools(data.syncId);
-  };
+  }
+
+  onPortMessage = (data) => (isArray(data) ? data.forEach(receive) : receive(data));
 })();

@@ -1,15 +1,18 @@
 // ISOLATED world, document_start, all frames. Carries messages between this frame's bridge (MAIN world)
 // and the service worker, and nothing else: a private MessageChannel to the bridge, handed over once
 // before page scripts run, and a runtime port to the worker, opened on first use and reopened after the
-// worker restarts. Only our own message types pass, in the direction they belong.
+// worker restarts. When the worker grants it a lane (lanes.js), calls also come straight from the relay
+// on a WebSocket of this frame's own. Only our own message types pass, in the direction they belong.
 (() => {
   'use strict';
   const FROM_BRIDGE = new Set(['tools', 'result']);
   const FROM_WORKER = new Set(['call', 'cancel', 'sync']);
+  const FROM_LANE = new Set(['call', 'cancel']);
   const channel = new MessageChannel();
   const bridge = channel.port1;
   let worker = null;
   let relayUp = false;
+  let lane = null;
 
   // If the worker dies while it is connected to the relay (stopped, crashed), reconnecting restarts it
   // at once; it then rebuilds its mirror by asking every frame to announce itself.
@@ -22,6 +25,7 @@
     }
     worker.onMessage.addListener((m) => {
       if (m?.type === 'relay') relayUp = m.connected === true;
+      else if (m?.type === 'lane') openLane(m);
       else if (FROM_WORKER.has(m?.type)) bridge.postMessage(m);
     });
     worker.onDisconnect.addListener(() => {
@@ -36,7 +40,56 @@
     worker?.postMessage(message);
   }
 
-  bridge.onmessage = ({ data }) => FROM_BRIDGE.has(data?.type) && toWorker(data);
+  // The lane: the key goes first; calls come in as JSON (one, or an array); a result goes out as a header
+  // line followed by the tool's JSON text as the bridge made it, so it is not encoded a second time.
+  // Lane calls have string ids, the worker's are numbers.
+  function openLane({ url, key }) {
+    if (lane) return lane.readyState === WebSocket.OPEN && toWorker({ type: 'lane', open: true });
+    if (typeof url !== 'string' || typeof key !== 'string') return;
+    const ws = new WebSocket(url);
+    let opened = false;
+    lane = ws;
+    ws.onopen = () => {
+      opened = true;
+      ws.send(key);
+      toWorker({ type: 'lane', open: true });
+    };
+    ws.onmessage = ({ data }) => {
+      let messages;
+      try {
+        messages = [].concat(JSON.parse(data));
+      } catch (_) {
+        return;
+      }
+      bridge.postMessage(messages.filter((m) => FROM_LANE.has(m?.type) && typeof m?.id === 'string'));
+    };
+    ws.onclose = () => {
+      if (lane === ws) lane = null;
+      toWorker({ type: 'lane', open: false, opened });
+    };
+  }
+
+  // The bridge sends arrays: lane results become one frame of records, each a JSON header line with the
+  // text's length (`n`, in UTF-16 code units) followed by the text.
+  bridge.onmessage = ({ data }) => {
+    let frame = '';
+    for (const message of Array.isArray(data) ? data : []) {
+      if (message?.type === 'result' && typeof message.id === 'string') {
+        const { id, ok, error } = message;
+        const text = ok ? String(message.text) : '';
+        frame += JSON.stringify(ok ? { id, ok, n: text.length } : { id, ok, error, n: 0 }) + '\n' + text;
+      } else if (FROM_BRIDGE.has(message?.type)) toWorker(message);
+    }
+    if (frame && lane?.readyState === WebSocket.OPEN) lane.send(frame);
+  };
+
+  // A page with an open WebSocket cannot enter the back/forward cache: close the lane as it is hidden.
+  window.addEventListener('pagehide', (event) => {
+    if (!event.persisted || !lane) return;
+    const ws = lane;
+    lane = null;
+    ws.close();
+  });
 
   // A page restored from the back/forward cache holds a port the worker closed while it was frozen, and
   // posting on it fails silently: drop it, and announce the tools on a fresh one.

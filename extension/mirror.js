@@ -7,6 +7,7 @@ import { notify } from './relay.js';
 import { failCallsOf, handleResult } from './calls.js';
 import { skillToolVisible } from './skills.js';
 import { tabChanged, tabClosed } from './panel.js';
+import { laneReport, offerLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 5;
 const SYNC_TIMEOUT_MS = 2_000;
@@ -151,7 +152,7 @@ export function attach(port, kind, relayUp) {
   const tabId = tab.id;
   if (!tabs.has(tabId)) rememberTab(tab);
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
-  const endpoint = { port, kind, frameId: port.sender.frameId ?? 0, url: port.sender.url, tools: [], skills: [] };
+  const endpoint = { port, kind, frameId: port.sender.frameId ?? 0, url: port.sender.url, tools: [], skills: [], lane: null };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
@@ -161,8 +162,11 @@ export function attach(port, kind, relayUp) {
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
       if (waiter?.tabId === tabId) waiter.done();
+      if (kind === PAGE) offerLane(endpoint, tabId);
     } else if (message?.type === 'result') {
       handleResult(port, message);
+    } else if (message?.type === 'lane' && kind === PAGE) {
+      laneReport(endpoint, tabId, message);
     }
   });
   port.onDisconnect.addListener(() => {
@@ -173,6 +177,10 @@ export function attach(port, kind, relayUp) {
 
 export function tellEndpoints(message) {
   for (const set of endpoints.values()) for (const endpoint of set) endpoint.port.postMessage(message);
+}
+
+export function offerLanes() {
+  for (const [tabId, set] of endpoints) for (const endpoint of set) if (endpoint.kind === PAGE) offerLane(endpoint, tabId);
 }
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it

@@ -43,5 +43,6 @@ export const Method = Object.freeze({
   "SKILLS_UPDATED": "skills.updated",
   "EVENTS_PUSH": "events.push",
   "PANEL_EVENT": "panel.event",
-  "RELAY_CLIENTS": "relay.clients"
+  "RELAY_CLIENTS": "relay.clients",
+  "LANE_GRANT": "lane.grant"
 });

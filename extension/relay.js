@@ -15,6 +15,7 @@ export class RelayError extends Error {
 }
 
 let socket = null;
+let settings = null; // {relayUrl, lanes} of the current connection
 let ready = false; // true once hello is sent: the relay refuses a browser whose first message is not hello
 let connecting = null;
 let backoff = 250;
@@ -24,6 +25,7 @@ let notificationHandlers = {};
 let hooks = { opened: async () => {}, closed: () => {} };
 
 export const isConnected = () => ready;
+export const relaySettings = () => settings;
 
 function send(message) {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -42,19 +44,25 @@ export function configure(requestHandlers, notifications, { opened, closed }) {
   hooks = { opened, closed };
 }
 
-async function relayUrl() {
+// Where the relay is and which frames may open lanes to it (see lanes.js): config.json written by
+// launch(), else the options page's port and lanes for loopback pages only.
+async function loadSettings() {
+  let config = {};
   try {
-    const config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
-    if (config.relayUrl) return config.relayUrl;
+    config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
   } catch (_) { /* no config file: the user's own browser */ }
-  const { port } = await chrome.storage.local.get('port');
-  return `ws://127.0.0.1:${port || DEFAULT_PORT}/browser`;
+  const { port } = config.relayUrl ? {} : await chrome.storage.local.get('port');
+  return {
+    relayUrl: config.relayUrl ?? `ws://127.0.0.1:${port || DEFAULT_PORT}/browser`,
+    lanes: ['off', 'loopback', 'all'].includes(config.lanes) ? config.lanes : 'loopback',
+  };
 }
 
 export function connect() {
   if (socket || connecting) return connecting;
   connecting = (async () => {
-    const ws = new WebSocket(await relayUrl());
+    settings = await loadSettings();
+    const ws = new WebSocket(settings.relayUrl);
     ws.onopen = async () => {
       socket = ws;
       backoff = 250;

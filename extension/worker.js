@@ -2,7 +2,7 @@
 // skills. Listeners are registered at the top level so a restarted worker receives the event that woke it.
 import { Method, PROTOCOL_VERSION } from './protocol.js';
 import { configure, connect, isConnected, notify } from './relay.js';
-import { attach, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
+import { attach, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
 import { callTool } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { restoreSkills, skillHandlers, skillsState, userScriptsAvailable } from './skills.js';
@@ -41,6 +41,7 @@ configure(
       });
       tellEndpoints({ type: 'relay', connected: true });
       relayChanged();
+      setTimeout(offerLanes); // once `ready`: grants are notifications, sent only after hello went out
     },
     closed() {
       tellEndpoints({ type: 'relay', connected: false });

@@ -1,5 +1,6 @@
 """Fixtures: the demo pages and the suite's own pages on 127.0.0.1, and real headless Chromium with the
-real extension through the real relay — once with the extension's polyfill, once with native WebMCP."""
+real extension through the real relay — with the extension's polyfill, with native WebMCP, and with native
+WebMCP and lanes off, so tool calls take the service worker's path as they do on pages outside loopback."""
 
 from __future__ import annotations
 
@@ -41,9 +42,21 @@ def native_browser() -> Iterator[wm.Browser]:
         yield browser
 
 
-@pytest.fixture(params=["polyfill", "native"])
+@pytest.fixture(scope="session")
+def worker_browser() -> Iterator[wm.Browser]:
+    with wm.launch(native_webmcp=True, lanes="off") as browser:
+        yield browser
+
+
+@pytest.fixture(params=["polyfill", "native", "worker"])
 def mode(request: pytest.FixtureRequest) -> str:
     return request.param
+
+
+@pytest.fixture
+def source(mode: str) -> str:
+    """What the page's own tools report as their source in this mode."""
+    return "polyfill" if mode == "polyfill" else "native"
 
 
 @pytest.fixture

@@ -3,11 +3,11 @@
 from webmcp_nb.demo import DEMO_SEARCH as SEARCH
 
 
-def test_search_page_registers_only_search(open_tab, mode):
+def test_search_page_registers_only_search(open_tab, source):
     tab = open_tab("flights/")
     assert list(tab.tools) == ["searchFlights"]
     tool = tab.tools["searchFlights"]
-    assert tool.source == mode
+    assert tool.source == source
     assert set(tool.input_schema["required"]) == set(SEARCH)
     assert not tool.read_only
     assert set(tool.__signature__.parameters) == set(SEARCH)

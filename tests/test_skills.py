@@ -63,10 +63,10 @@ def test_reload_replaces_definitions_without_reloading_the_page(open_tab, skills
     assert tab.call("counter").value == {"version": 2, "calls": 2}  # the page kept its state
 
 
-def test_a_pages_own_tool_wins_and_tools_can_be_switched_off(open_tab, browser, mode, skills_cleanup):
+def test_a_pages_own_tool_wins_and_tools_can_be_switched_off(open_tab, browser, source, skills_cleanup):
     tab = open_tab("t/own-tool.html")
     tab.inject(probe_skill())
-    assert tab.tools["greet"].source == mode and tab.call("greet").value == "from the page"
+    assert tab.tools["greet"].source == source and tab.call("greet").value == "from the page"
     assert tab.tools["counter"].source == "probe"
     (status,) = tab._info.skills
     assert status.shadowed == ["greet"]
@@ -82,7 +82,7 @@ def test_a_pages_own_tool_wins_and_tools_can_be_switched_off(open_tab, browser, 
 
     browser.skills.disable("probe")
     tab.refresh_tools()
-    assert set(tab.tools) == {"greet"} and tab.tools["greet"].source == mode
+    assert set(tab.tools) == {"greet"} and tab.tools["greet"].source == source
     browser.skills.enable("probe")
     tab.refresh_tools()
     assert tab.tools["counter"].source == "probe"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
-from .connection import LOST, Connection
+from .connection import LOST, Connection, LocalConnection
 from .display import Markup, clip, table
 from .errors import (
     BrowserNotFoundError,
@@ -305,7 +305,7 @@ class Browser:
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection | LocalConnection,
         *,
         browser_id: str | None = None,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,

@@ -84,11 +84,12 @@ class ChromiumProcess:
         executable: str | None = None,
         args: tuple[str, ...] | list[str] = (),
         user_scripts: bool = True,
+        lanes: str = "loopback",
     ) -> None:
         binary = find_chromium(executable)
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
         try:
-            self.process = self._start(binary, relay_url, url, headless, native_webmcp, list(args), user_scripts)
+            self.process = self._start(binary, relay_url, url, headless, native_webmcp, list(args), user_scripts, lanes)
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
@@ -103,11 +104,12 @@ class ChromiumProcess:
         native_webmcp: bool,
         args: list[str],
         user_scripts: bool,
+        lanes: str,
     ) -> subprocess.Popen[bytes]:
         self.extension_dir = self.dir / "extension"
         self.profile_dir = self.dir / "profile"
         shutil.copytree(extension_path(), self.extension_dir)
-        (self.extension_dir / "config.json").write_text(json.dumps({"relayUrl": relay_url}))
+        (self.extension_dir / "config.json").write_text(json.dumps({"relayUrl": relay_url, "lanes": lanes}))
         # Chrome's per-extension "Allow User Scripts" toggle, which skills need; no flag sets it.
         prefs = {"extensions": {"settings": {EXTENSION_ID: {"user_scripts_enabled": user_scripts}}}}
         (self.profile_dir / "Default").mkdir(parents=True)
@@ -123,6 +125,8 @@ class ChromiumProcess:
             flags.append("--headless=new")
         if native_webmcp:
             flags.append("--enable-features=WebMCP")
+        if lanes == "all":  # pages outside loopback may then open WebSockets to 127.0.0.1 without asking
+            flags.append("--disable-features=LocalNetworkAccessChecksWebSockets")
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # Chromium refuses to sandbox as root
             flags.append("--no-sandbox")
         flags += [*args, url]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from typing import Literal
 
 from ._loop import blocking, on_loop
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .chromium import ChromiumProcess
-from .connection import Connection
+from .connection import LocalConnection
 from .relay import Relay
 
 __all__ = ["alaunch", "launch"]
@@ -27,6 +28,7 @@ async def alaunch(
     call_timeout: float = DEFAULT_CALL_TIMEOUT,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     user_scripts: bool = True,
+    lanes: Literal["loopback", "all", "off"] = "loopback",
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
 
@@ -34,10 +36,17 @@ async def alaunch(
     pages get the extension's polyfill. With ``url``, the first tab loads it before this returns.
     ``args`` are extra command-line flags. ``user_scripts=False`` leaves Chrome's "Allow User Scripts"
     toggle off, as in a browser where the user has not turned it on (skills then cannot run).
+
+    ``lanes`` picks the frames whose tool calls skip the extension's service worker on a socket of their
+    own (:mod:`webmcp_nb.lanes`): pages on loopback (the default; Chrome's Local Network Access lets them
+    reach 127.0.0.1 without asking), ``"all"`` pages (this turns that check off for WebSockets in this
+    browser, so any page may open one to a local port), or ``"off"``. Other calls take the worker path.
     """
+    if lanes not in ("loopback", "all", "off"):
+        raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
     relay = await Relay(secrets.token_urlsafe(32)).start()
     process: ChromiumProcess | None = None
-    connection = Connection(f"ws://127.0.0.1:{relay.port}", relay.token)
+    connection = LocalConnection(relay)
 
     async def shut_down() -> None:
         if process is not None:
@@ -52,6 +61,7 @@ async def alaunch(
             executable=executable,
             args=args,
             user_scripts=user_scripts,
+            lanes=lanes,
         )
         browser = Browser(connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down)
         browser.process = process

@@ -93,6 +93,7 @@ class Method(str, Enum):
     EVENTS_PUSH = "events.push"  # client → relay → browser: session events, for the side panel
     PANEL_EVENT = "panel.event"  # browser → relay → clients: something a side panel did (recorded by sessions)
     RELAY_CLIENTS = "relay.clients"  # relay → browsers: how many notebooks/clients are connected
+    LANE_GRANT = "lane.grant"  # browser → relay: the key one frame will present on /lane (see lanes.py)
 
 
 class ToolInfo(BaseModel):

@@ -2,8 +2,10 @@
 
 Browsers connect to ``/browser`` and are admitted only with ``Origin: chrome-extension://<our id>``;
 clients connect to ``/client`` with ``Authorization: Bearer <token>`` and no ``Origin`` (a web page
-always sends one). The relay mirrors every browser's tabs so a client that connects later gets the whole
-state in its ``hello``, and forwards ``tab.*``/``tool.*`` requests to the browser a client names.
+always sends one), or live in the same process (:class:`~webmcp_nb.connection.LocalConnection`). The relay
+mirrors every browser's tabs so a client that connects later gets the whole state in its ``hello``, and
+forwards ``tab.*``/``tool.*`` requests to the browser a client names. A tool call goes straight to the
+frame's lane (:mod:`webmcp_nb.lanes`) when it has one, else through the browser's service worker.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -25,6 +28,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
 from ._version import __version__
+from .lanes import LaneFailure, Lanes
 from .protocol import (
     EXTENSION_ID,
     PROTOCOL_VERSION,
@@ -32,13 +36,12 @@ from .protocol import (
     ErrorCode,
     InstalledSkill,
     Method,
-    TabInfo,
     error_reply,
     notification,
     parse_message,
 )
 
-__all__ = ["Relay", "FORWARDED_METHODS", "MAX_MESSAGE_BYTES"]
+__all__ = ["Relay", "RelayClient", "Frame", "FORWARDED_METHODS", "MAX_MESSAGE_BYTES"]
 
 log = logging.getLogger(__name__)
 
@@ -65,21 +68,65 @@ MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 HELLO_TIMEOUT = 10.0
 
 
+PAGE_SOURCES = ("native", "polyfill")
+
+
+class Frame:
+    """One message to a client: the dict, and its JSON text made only if a socket needs it (once)."""
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.message = message
+
+    @cached_property
+    def text(self) -> str:
+        return json.dumps(self.message)
+
+
+class RelayClient(Protocol):
+    """What the relay needs of a client: somewhere to deliver replies and notifications."""
+
+    def deliver(self, frame: Frame) -> None: ...
+
+
+class _SocketClient:
+    """A client on ``/client``."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self.connection = connection
+
+    def deliver(self, frame: Frame) -> None:
+        Relay._send(self.connection, frame.text)
+
+
 @dataclass
 class _BrowserPeer:
     connection: ServerConnection
     info: BrowserInfo
     tabs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    page_tools: dict[int, dict[str, int]] = field(default_factory=dict)
+    """Per tab, the frame of each of the page's own tools (what a lane can run; skills run in the worker)."""
 
     def state(self) -> dict[str, Any]:
         data = self.info.model_dump(by_alias=True, exclude={"tabs"})
         data["tabs"] = list(self.tabs.values())
         return data
 
+    def set_tab(self, tab: dict[str, Any]) -> None:
+        self.tabs[tab["id"]] = tab
+        frames: dict[str, int] = {}
+        for tool in tab.get("tools") or ():
+            if isinstance(tool, dict) and tool.get("source") in PAGE_SOURCES:
+                frames.setdefault(tool.get("name"), tool.get("frameId", 0))  # type: ignore[arg-type]
+        self.page_tools[tab["id"]] = frames
+
+    def drop_tab(self, tab_id: Any) -> bool:
+        self.page_tools.pop(tab_id, None)
+        return self.tabs.pop(tab_id, None) is not None
+
 
 @dataclass
 class _Pending:
-    client: ServerConnection
+    client: RelayClient
     client_id: int
     browser_id: str
 
@@ -111,7 +158,9 @@ class Relay:
         self.browser_connections = 0
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
-        self._clients: set[ServerConnection] = set()
+        self._clients: set[RelayClient] = set()
+        self.lanes = Lanes()
+        """Frames' direct sockets; ``lanes.refused`` counts sockets closed for a missing or wrong key."""
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
         self._server: Server | None = None
@@ -179,6 +228,8 @@ class Relay:
             if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
                 return None
             return self._refuse(connection, path, 401, "missing or wrong token\n")
+        if path == "/lane":
+            return None  # a content script, with the page's Origin: admitted by the key it sends first
         return self._refuse(connection, path, 404, "unknown path\n")
 
     def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
@@ -193,6 +244,8 @@ class Relay:
         path = urlsplit(connection.request.path).path if connection.request else ""
         if path == "/browser":
             await self._serve_browser(connection)
+        elif path == "/lane":
+            await self.lanes.serve(connection)
         else:
             await self._serve_client(connection)
 
@@ -208,7 +261,9 @@ class Relay:
             self._note_refused("/browser", 1008)
             await connection.close(1008, f"bad hello: {exc}"[:120])
             return
-        peer = _BrowserPeer(connection, info, {t.id: _tab_dict(t) for t in info.tabs})
+        peer = _BrowserPeer(connection, info)
+        for tab in info.tabs:
+            peer.set_tab(tab.model_dump(by_alias=True))
         self.browser_connections += 1
         previous = self._browsers.get(info.id)
         self._browsers[info.id] = peer
@@ -245,12 +300,14 @@ class Relay:
                 out["error"] = msg.error.model_dump(exclude_none=True)
             else:
                 out["result"] = msg.result
-            self._send(pending.client, json.dumps(out))
+            pending.client.deliver(Frame(out))
+        elif msg.method == Method.LANE_GRANT.value:
+            self.lanes.grant(peer.info.id, msg.params)
         elif msg.method == Method.TAB_UPDATED.value:
             tab = msg.params.get("tab")  # passed through as is: clients validate it, once
             if not isinstance(tab, dict) or not isinstance(tab.get("id"), int):
                 return
-            peer.tabs[tab["id"]] = tab
+            peer.set_tab(tab)
             self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": tab})
         elif msg.method == Method.SKILLS_UPDATED.value:
             try:
@@ -263,64 +320,110 @@ class Relay:
             self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": msg.params.get("event")})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
-            if peer.tabs.pop(tab_id, None) is not None:
+            if peer.drop_tab(tab_id):
                 self._broadcast(Method.TAB_REMOVED, {"browserId": peer.info.id, "tabId": tab_id})
 
     def _fail_pending(self, browser_id: str, why: str) -> None:
         for rid, pending in list(self._pending.items()):
             if pending.browser_id == browser_id:
                 del self._pending[rid]
-                self._send(pending.client, error_reply(pending.client_id, ErrorCode.NOT_CONNECTED, why))
+                pending.client.deliver(_error_frame(pending.client_id, ErrorCode.NOT_CONNECTED, why))
 
     # ----- clients -----
 
-    async def _serve_client(self, connection: ServerConnection) -> None:
-        self._clients.add(connection)
+    def attach(self, client: RelayClient) -> None:
+        """A client joined: it gets ``hello`` with every browser's state; browsers learn the client count."""
+        self._clients.add(client)
         self._last_client = time.monotonic()
         self._tell_browsers_clients()
         hello = {"protocolVersion": PROTOCOL_VERSION, "relayVersion": __version__, "browsers": self.browsers}
-        self._send(connection, notification(Method.HELLO, hello))
+        client.deliver(Frame({"method": Method.HELLO.value, "params": hello}))
+
+    def detach(self, client: RelayClient) -> None:
+        self._clients.discard(client)
+        self._last_client = time.monotonic()
+        self._tell_browsers_clients()
+        for rid, pending in list(self._pending.items()):
+            if pending.client is client:
+                del self._pending[rid]
+
+    async def _serve_client(self, connection: ServerConnection) -> None:
+        client = _SocketClient(connection)
+        self.attach(client)
         try:
             async for raw in connection:
-                self._on_client_message(connection, raw)
+                await self._on_client_message(client, raw)
         except ConnectionClosed:
             pass
         finally:
-            self._clients.discard(connection)
-            self._last_client = time.monotonic()
-            self._tell_browsers_clients()
-            for rid, pending in list(self._pending.items()):
-                if pending.client is connection:
-                    del self._pending[rid]
+            self.detach(client)
 
-    def _on_client_message(self, client: ServerConnection, raw: str | bytes) -> None:
+    async def _on_client_message(self, client: _SocketClient, raw: str | bytes) -> None:
         try:
             msg = parse_message(raw)
         except ValueError as exc:
-            self._send(client, error_reply(None, ErrorCode.BAD_REQUEST, str(exc)))
+            self._send(client.connection, error_reply(None, ErrorCode.BAD_REQUEST, str(exc)))
             return
-        if msg.is_notification and msg.method == Method.EVENTS_PUSH.value:
-            peer = self._browsers.get(msg.params.get("browserId"))  # type: ignore[arg-type]
+        if msg.is_notification:
+            self.notify(client, msg.method or "", msg.params)
+        elif msg.is_request:
+            assert msg.id is not None and msg.method is not None
+            await self.request(client, msg.id, msg.method, msg.params)
+        else:
+            self._send(client.connection, error_reply(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
+
+    def notify(self, client: RelayClient, method: str, params: dict[str, Any]) -> None:
+        """A client's notification: only ``events.push`` (for a browser's side panels) is understood."""
+        if method == Method.EVENTS_PUSH.value:
+            peer = self._browsers.get(params.get("browserId"))  # type: ignore[arg-type]
             if peer is not None:
-                events = msg.params.get("events")
-                self._send(peer.connection, notification(Method.EVENTS_PUSH, {"events": events}))
+                self._send(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
+        else:
+            client.deliver(_error_frame(None, ErrorCode.BAD_REQUEST, "clients may only send requests"))
+
+    async def request(self, client: RelayClient, client_id: int, method: str, params: dict[str, Any]) -> None:
+        """A client's request; its reply is delivered to ``client`` when it comes."""
+        if method not in FORWARDED_METHODS:
+            client.deliver(_error_frame(client_id, ErrorCode.UNKNOWN_METHOD, f"unknown method {method!r}"))
             return
-        if not msg.is_request:
-            self._send(client, error_reply(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
-            return
-        assert msg.id is not None and msg.method is not None
-        if msg.method not in FORWARDED_METHODS:
-            self._send(client, error_reply(msg.id, ErrorCode.UNKNOWN_METHOD, f"unknown method {msg.method!r}"))
-            return
-        browser_id = msg.params.get("browserId")
+        browser_id = params.get("browserId")
         peer = self._browsers.get(browser_id) if isinstance(browser_id, str) else None
         if peer is None:
-            self._send(client, error_reply(msg.id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected"))
+            client.deliver(_error_frame(client_id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected"))
+            return
+        if method == Method.TOOL_CALL.value and await self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
-        self._pending[rid] = _Pending(client, msg.id, peer.info.id)
-        params = {k: v for k, v in msg.params.items() if k != "browserId"}
-        self._send(peer.connection, json.dumps({"id": rid, "method": msg.method, "params": params}))
+        self._pending[rid] = _Pending(client, client_id, peer.info.id)
+        params = {k: v for k, v in params.items() if k != "browserId"}
+        self._send(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
+
+    async def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
+        """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
+        tab_id, name = params.get("tabId"), params.get("name")
+        frame_id = peer.page_tools.get(tab_id, {}).get(name) if isinstance(tab_id, int) else None  # type: ignore[arg-type]
+        wanted = params.get("frameId")
+        if frame_id is None or (wanted is not None and wanted != frame_id):
+            return False
+        lane = self.lanes.find(peer.info.id, tab_id, frame_id)  # type: ignore[arg-type]
+        if lane is None:
+            return False
+
+        def settle(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+            client.deliver(Frame({"id": client_id, "error": error} if error else {"id": client_id, "result": result}))
+
+        try:
+            await lane.call(
+                self.lanes.next_call_id(),
+                name,  # type: ignore[arg-type]
+                params.get("args") or {},
+                int(params.get("timeoutMs") or 30_000),
+                int(params.get("maxResultChars") or 4_000_000),
+                settle,
+            )
+        except LaneFailure:
+            return False
+        return True
 
     # ----- sending -----
 
@@ -331,9 +434,9 @@ class Relay:
             self._send(peer.connection, text)
 
     def _broadcast(self, method: Method, params: dict[str, Any]) -> None:
-        text = notification(method, params)
+        frame = Frame({"method": method.value, "params": params})
         for client in list(self._clients):
-            self._send(client, text)
+            client.deliver(frame)
 
     @staticmethod
     def _send(connection: ServerConnection, text: str) -> None:
@@ -345,5 +448,5 @@ async def _send_quietly(connection: ServerConnection, text: str) -> None:
         await connection.send(text)
 
 
-def _tab_dict(tab: TabInfo) -> dict[str, Any]:
-    return tab.model_dump(by_alias=True)
+def _error_frame(client_id: int | None, code: ErrorCode, message: str) -> Frame:
+    return Frame({"id": client_id, "error": {"code": code.value, "message": message}})

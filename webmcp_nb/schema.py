@@ -10,7 +10,8 @@ from functools import lru_cache
 from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import best_match
+import regex
+from jsonschema.exceptions import ValidationError, best_match
 
 from .errors import InvalidArgumentsError
 
@@ -70,12 +71,46 @@ def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
     return inspect.Signature(params)
 
 
+PATTERN_TIMEOUT = 1.0
+"""Seconds one ``pattern`` may take: a page's regular expression may backtrack for minutes."""
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """``re.search`` as JSON Schema means it, with a time limit; the GIL is released while it runs."""
+    return regex.search(pattern, text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not _matches(pattern, instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    except TimeoutError:
+        yield ValidationError(f"matching {pattern!r} took over {PATTERN_TIMEOUT:g} s (a pathological pattern?)")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                matched = _matches(pattern, key)
+            except TimeoutError:
+                yield ValidationError(f"matching {pattern!r} took over {PATTERN_TIMEOUT:g} s")
+                return
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    base.check_schema(schema)
+    cls = jsonschema.validators.extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
+    return cls(schema, format_checker=base.FORMAT_CHECKER)
 
 
 def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> None:

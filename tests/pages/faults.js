@@ -55,7 +55,7 @@ mc.registerTool({
 });
 mc.registerTool({
   name: 'backtrack', description: 'A pattern that makes naive regex engines backtrack for seconds',
-  inputSchema: { type: 'object', properties: { word: { type: 'string', pattern: '^(a+)+$' } } },
+  inputSchema: { type: 'object', properties: { word: { type: 'string', pattern: '^(a|aa)+$' } } },
   execute: ({ word }) => word.length,
 });
 mc.registerTool({

@@ -1,0 +1,46 @@
+// Lanes: a frame's own WebSocket to the relay (webmcp_nb/lanes.py), so a tool call skips this worker and
+// its two extra hops. A page endpoint with tools gets one while the relay is connected, if the policy
+// allows the frame's URL ('loopback' by default: Chrome's Local Network Access lets a loopback page reach
+// 127.0.0.1 without asking; 'all' is for launched browsers started with that check off). The worker tells
+// the relay a fresh key over its own socket, then hands the key to the frame's content script over the
+// frame's port; page scripts can read neither. A lane that never opened is not offered to that frame again.
+import { Method } from './protocol.js';
+import { isConnected, notify, relaySettings } from './relay.js';
+
+const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+function allowed(policy, url) {
+  let parsed;
+  try {
+    parsed = new URL(url);
+  } catch (_) {
+    return false;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return false;
+  return policy === 'all' || (policy === 'loopback' && LOOPBACK.test(parsed.hostname));
+}
+
+function randomKey() {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+export function offerLane(endpoint, tabId) {
+  const settings = relaySettings();
+  if (endpoint.lane || !isConnected() || !settings || endpoint.tools.length === 0) return;
+  if (!allowed(settings.lanes, endpoint.url)) return;
+  const key = randomKey();
+  endpoint.lane = 'offered';
+  notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId });
+  endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), key });
+}
+
+// The content script's word on its lane: open, or closed (after it had opened: offer a new one when the
+// relay is back; never opened: this frame cannot have one).
+export function laneReport(endpoint, tabId, { open, opened }) {
+  if (open) endpoint.lane = 'open';
+  else if (opened) {
+    endpoint.lane = null;
+    offerLane(endpoint, tabId);
+  } else endpoint.lane = 'refused';
+}

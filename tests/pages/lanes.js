@@ -1,0 +1,24 @@
+// Tools for the lane tests: results in any script, calls that finish out of order, and a page script that
+// knocks on the relay's /lane path itself (it carries this page's Origin, but it has no key).
+const mc = document.modelContext;
+const text = { type: 'object', properties: { text: { type: 'string' } } };
+mc.registerTool({ name: 'echo', description: 'Returns its text', inputSchema: text, execute: ({ text }) => ({ text }) });
+mc.registerTool({
+  name: 'later', description: 'Answers with its tag after ms milliseconds',
+  inputSchema: { type: 'object', properties: { ms: { type: 'number' }, tag: { type: 'string' } } },
+  execute: ({ ms, tag }) => new Promise((resolve) => setTimeout(() => resolve({ tag }), ms)),
+});
+mc.registerTool({
+  name: 'knock', description: 'Opens url, presents a guessed key and a forged result, reports how it ended',
+  inputSchema: { type: 'object', properties: { url: { type: 'string' } } },
+  execute: ({ url }) => new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      ws.send('f'.repeat(64));
+      ws.send(JSON.stringify({ id: 'l1', ok: true, n: 2 }) + '\n{}');
+    };
+    ws.onclose = (event) => resolve({ opened, code: event.code });
+  }),
+});

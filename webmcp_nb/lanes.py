@@ -1,0 +1,262 @@
+"""Lanes: a frame's own WebSocket to the relay, so a tool call skips the extension's service worker.
+
+The worker grants a lane to a frame that has tools: it tells the relay a fresh random key over its
+authenticated ``/browser`` socket, and hands the same key to the frame's content script over the
+frame's runtime port, which page scripts cannot read. The content script opens ``/lane`` and sends the
+key as its first message; the relay binds the socket to that browser, tab and frame. Pages can open
+``/lane`` too (it carries the page's ``Origin``), but without a key they are closed at once.
+
+Frames on the lane: ``{"type": "call", "id", "name", "input", "maxChars"}`` and ``{"type": "cancel",
+"id"}`` from the relay, one or an array of them: calls made while others are in flight leave together
+at the end of the loop's turn. Results come back as records, one frame holding those that finished
+together: a JSON header line ``{"id", "ok", "n"}`` (or ``{"id", "ok": false, "error", "n": 0}``) and then
+``n`` UTF-16 code units of the tool's JSON text, untouched, so a result is never encoded twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from .protocol import ErrorCode
+
+__all__ = ["Lane", "Lanes", "LaneFailure"]
+
+log = logging.getLogger(__name__)
+
+KEY_TIMEOUT = 2.0  # seconds a new socket has to present its key (and its grant to arrive)
+GRANT_TTL = 30.0  # seconds a granted key stays usable
+MAX_GRANTS = 10_000
+
+Settle = Callable[[dict[str, Any] | None, dict[str, Any] | None], None]
+"""``settle(result, error)``: exactly one of them is set."""
+
+
+class LaneFailure(Exception):
+    """A lane could not take a call (it closed); the caller falls back to the worker."""
+
+
+@dataclass(frozen=True)
+class _Grant:
+    browser_id: str
+    tab_id: int
+    frame_id: int
+    expires: float
+
+
+@dataclass
+class Lane:
+    """One frame's socket, with the calls waiting on it."""
+
+    connection: ServerConnection
+    browser_id: str
+    tab_id: int
+    frame_id: int
+    calls: dict[str, tuple[Settle, asyncio.TimerHandle]] = field(default_factory=dict)
+    sent: int = 0
+    """Calls sent on this lane."""
+    frames: int = 0
+    """Frames sent on this lane (fewer than ``sent`` when calls were batched)."""
+    received: int = 0
+    """Result frames received (fewer than the results when results were batched)."""
+    _queued: list[dict[str, Any]] = field(default_factory=list)
+
+    async def call(
+        self, call_id: str, name: str, args: dict[str, Any], timeout_ms: int, max_chars: int, settle: Settle
+    ) -> None:
+        """Send a call; ``settle`` gets its result, its error, or ``TIMEOUT`` after ``timeout_ms``.
+
+        With no other call in flight it leaves at once; otherwise it waits for the end of the loop's turn
+        and leaves in one frame with the calls made meanwhile."""
+        if self.connection.state is not State.OPEN:
+            raise LaneFailure("the lane closed")
+        loop = asyncio.get_running_loop()
+        idle = not self.calls
+        timer = loop.call_later(timeout_ms / 1000, self._expire, call_id, name, timeout_ms)
+        self.calls[call_id] = (settle, timer)
+        self.sent += 1
+        message = {"type": "call", "id": call_id, "name": name, "input": args, "maxChars": max_chars}
+        if idle and not self._queued:
+            self.frames += 1
+            await _send_quietly(self.connection, json.dumps(message))
+            return
+        self._queued.append(message)
+        if len(self._queued) == 1:
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        batch, self._queued = self._queued, []
+        self.frames += 1
+        asyncio.ensure_future(_send_quietly(self.connection, json.dumps(batch)))
+
+    def _expire(self, call_id: str, name: str, timeout_ms: int) -> None:
+        if self._settle(call_id, None, _error(ErrorCode.TIMEOUT, f'"{name}" did not finish within {timeout_ms} ms')):
+            asyncio.ensure_future(_send_quietly(self.connection, json.dumps({"type": "cancel", "id": call_id})))
+
+    def _settle(self, call_id: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> bool:
+        entry = self.calls.pop(call_id, None)
+        if entry is None:
+            return False
+        settle, timer = entry
+        timer.cancel()
+        settle(result, error)
+        return True
+
+    def on_frame(self, raw: str | bytes) -> None:
+        """Results from the frame: records of a JSON header line and the tool's JSON text."""
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "replace")
+        self.received += 1
+        try:
+            for header, text in _records(raw):
+                self._on_result(header, text)
+        except (ValueError, KeyError, TypeError):
+            log.warning("bad frame on lane %s/%s/%s", self.browser_id, self.tab_id, self.frame_id)
+
+    def _on_result(self, header: dict[str, Any], text: str) -> None:
+        call_id = header["id"]
+        if not isinstance(call_id, str):
+            return
+        if header["ok"] is True:
+            self._settle(call_id, {"text": text, "frameId": self.frame_id}, None)
+            return
+        error = header.get("error") if isinstance(header.get("error"), dict) else {}
+        code = error.get("code")
+        if code not in ErrorCode._value2member_map_ or code in _RELAY_ONLY:
+            code = ErrorCode.TOOL_ERROR.value
+        self._settle(call_id, None, _error(code, str(error.get("message", "Tool failed")), error.get("data")))
+
+    def fail_all(self, why: str) -> None:
+        for call_id in list(self.calls):
+            self._settle(call_id, None, _error(ErrorCode.NAVIGATED, why))
+
+
+def _records(frame: str) -> list[tuple[dict[str, Any], str]]:
+    """Split a result frame into (header, text) records; lengths count UTF-16 code units, as JavaScript does."""
+    if frame.isascii():  # the common case: code units are characters
+        units, width, decode = frame, 1, None
+    else:
+        units, width, decode = frame.encode("utf-16-le"), 2, "utf-16-le"
+    newline = "\n" if decode is None else "\n".encode(decode)
+    out = []
+    pos, end = 0, len(units)
+    while pos < end:
+        cut = units.find(newline, pos)  # type: ignore[arg-type]
+        while width == 2 and cut >= 0 and cut % 2:  # a newline byte pattern straddling two characters
+            cut = units.find(newline, cut + 1)  # type: ignore[arg-type]
+        if cut < 0:
+            raise ValueError("a record without its header line")
+        head = units[pos:cut]
+        header = json.loads(head if decode is None else head.decode(decode))  # type: ignore[union-attr]
+        size = header.get("n", 0)
+        if not isinstance(size, int) or size < 0:
+            raise ValueError("a record with a bad length")
+        size *= width
+        body = units[cut + width : cut + width + size]
+        out.append((header, body if decode is None else body.decode(decode)))  # type: ignore[union-attr]
+        pos = cut + width + size
+    return out
+
+
+# Codes a page may not claim for itself: they describe the relay's own state.
+_RELAY_ONLY = {ErrorCode.NOT_CONNECTED.value, ErrorCode.BROWSER_NOT_FOUND.value, ErrorCode.BAD_REQUEST.value}
+
+
+def _error(code: ErrorCode | str, message: str, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": ErrorCode(code).value, "message": message}
+    if data is not None:
+        error["data"] = data
+    return error
+
+
+class Lanes:
+    """The relay's lanes: keys granted by browsers, and the sockets bound with them."""
+
+    def __init__(self) -> None:
+        self._grants: dict[str, _Grant] = {}
+        self._granted = asyncio.Event()  # set (and replaced) whenever a grant arrives
+        self._lanes: dict[tuple[str, int, int], Lane] = {}
+        self._ids = itertools.count(1)
+        self.refused = 0
+        """Sockets on ``/lane`` closed for a missing or wrong key."""
+
+    def grant(self, browser_id: str, params: dict[str, Any]) -> None:
+        """A browser's ``lane.grant``: the key a frame of one of its tabs will present."""
+        key, tab_id, frame_id = params.get("key"), params.get("tabId"), params.get("frameId")
+        if not (isinstance(key, str) and 32 <= len(key) <= 128):
+            return
+        if not (isinstance(tab_id, int) and isinstance(frame_id, int)):
+            return
+        now = time.monotonic()
+        if len(self._grants) >= MAX_GRANTS:
+            self._grants = {k: g for k, g in self._grants.items() if g.expires > now}
+        self._grants[key] = _Grant(browser_id, tab_id, frame_id, now + GRANT_TTL)
+        self._granted.set()
+        self._granted = asyncio.Event()
+
+    def find(self, browser_id: str, tab_id: int, frame_id: int) -> Lane | None:
+        return self._lanes.get((browser_id, tab_id, frame_id))
+
+    def next_call_id(self) -> str:
+        return f"l{next(self._ids)}"
+
+    def __len__(self) -> int:
+        return len(self._lanes)
+
+    async def serve(self, connection: ServerConnection) -> None:
+        """Admit a socket by its key, then read its results until it closes (the frame went away)."""
+        grant = await self._admission(connection)
+        if grant is None:
+            self.refused += 1
+            await connection.close(1008, "no lane was granted with this key")
+            return
+        where = (grant.browser_id, grant.tab_id, grant.frame_id)
+        lane = Lane(connection, *where)
+        previous = self._lanes.get(where)
+        self._lanes[where] = lane
+        if previous is not None:
+            previous.fail_all("the frame opened a new lane")
+            await previous.connection.close()
+        try:
+            async for raw in connection:
+                lane.on_frame(raw)
+        except ConnectionClosed:
+            pass
+        finally:
+            if self._lanes.get(where) is lane:
+                del self._lanes[where]
+            lane.fail_all("the page navigated away or closed during the call")
+
+    async def _admission(self, connection: ServerConnection) -> _Grant | None:
+        deadline = time.monotonic() + KEY_TIMEOUT
+        try:
+            key = await asyncio.wait_for(connection.recv(), KEY_TIMEOUT)
+        except (TimeoutError, ConnectionClosed):
+            return None
+        if not isinstance(key, str):
+            return None
+        while True:  # the grant and the key travel on different sockets: the key may arrive first
+            grant = self._grants.pop(key, None)
+            if grant is not None:
+                return grant if grant.expires > time.monotonic() else None
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._granted.wait(), remaining)
+
+
+async def _send_quietly(connection: ServerConnection, text: str) -> None:
+    with contextlib.suppress(ConnectionClosed):
+        await connection.send(text)
