@@ -147,18 +147,21 @@
     });
   }
 
-  async function listTools() {
-    const lists = await Promise.all(backends.map((b) => b.list().catch(() => [])));
-    return JSON.parse(toText(lists.flat()));
+  const listAll = () => Promise.all(backends.map((b) => b.list().catch(() => [])));
+
+  // The list leaves as JSON text: the worker parses it once, instead of this frame parsing it back and the
+  // two hops to the worker cloning a thousand objects each (a string crosses both at the cost of a copy).
+  async function listText() {
+    return toText((await listAll()).flat());
   }
 
   // 3. The messages on the channel to content.js.
   let announced = false;
   async function pushTools(syncId) {
-    const tools = await listTools();
-    if (tools.length === 0 && !announced && syncId === undefined) return;
+    const toolsJson = await listText(); // always an array's text: toText of an array is one
+    if (toolsJson === '[]' && !announced && syncId === undefined) return;
     announced = true;
-    post({ type: 'tools', syncId, tools, url: location.href, title: document.title });
+    post({ type: 'tools', syncId, toolsJson, url: location.href, title: document.title });
   }
 
   // Native WebMCP fires toolchange once per registration, each in its own task: a page registering thousands
@@ -203,7 +206,7 @@
     try {
       let backend = backends.find((b) => b.has(name));
       if (!backend) {
-        await listTools();
+        await listAll();
         backend = backends.find((b) => b.has(name));
       }
       if (!backend) return post({ type: 'result', id, ok: false, error: failure('TOOL_NOT_FOUND', `No tool named "${name}" in this frame`) });

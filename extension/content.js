@@ -13,12 +13,26 @@
   let worker = null;
   let relayUp = false;
   let lane = null;
+  let lastTools = null; // the tools text last forwarded on the current worker port
+
+  // A report identical to the last one on this port goes as `unchanged`: the worker keeps what this port
+  // reported before, so an explicit refresh of an unchanged page does not carry every tool across again.
+  function forward(data) {
+    if (data.type !== 'tools') return toWorker(data);
+    const { unchanged: _, ...report } = data; // only this script may say unchanged
+    if (worker && typeof report.toolsJson === 'string' && report.toolsJson === lastTools) {
+      return toWorker({ type: 'tools', syncId: report.syncId, unchanged: true });
+    }
+    toWorker(report);
+    lastTools = worker ? report.toolsJson : null;
+  }
 
   // If the worker dies while it is connected to the relay (stopped, crashed), reconnecting restarts it
   // at once; it then rebuilds its mirror by asking every frame to announce itself.
   function openPort() {
     try {
       worker = chrome.runtime.connect({ name: 'webmcp-nb' });
+      lastTools = null;
     } catch (_) {
       worker = null; // the extension was reloaded or removed: this frame is orphaned
       return;
@@ -78,7 +92,7 @@
         const { id, ok, error } = message;
         const text = ok ? String(message.text) : '';
         frame += JSON.stringify(ok ? { id, ok, n: text.length } : { id, ok, error, n: 0 }) + '\n' + text;
-      } else if (FROM_BRIDGE.has(message?.type)) toWorker(message);
+      } else if (FROM_BRIDGE.has(message?.type)) forward(message);
     }
     if (frame && lane?.readyState === WebSocket.OPEN) lane.send(frame);
   };

@@ -3,7 +3,7 @@
 // Pushes `tab.updated` to the relay, debounced. After a worker restart memory is empty: `resyncAll` asks
 // every frame to announce itself again.
 import { Method } from './protocol.js';
-import { notify } from './relay.js';
+import { isConnected, notify } from './relay.js';
 import { failCallsOf, handleResult } from './calls.js';
 import { skillToolVisible } from './skills.js';
 import { tabChanged, tabClosed } from './panel.js';
@@ -63,6 +63,15 @@ function skillStatus(tabId) {
   return status;
 }
 
+// A frame bridge sends its list as JSON text (one copy per hop instead of a structured clone of every tool).
+function parseReport(text) {
+  try {
+    return JSON.parse(text);
+  } catch (_) {
+    return [];
+  }
+}
+
 // A frame's report, bounded and labelled by what the worker knows rather than what the page says:
 // page endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name.
 function cleanTools(tools, kind) {
@@ -100,6 +109,10 @@ export function tabInfo(tabId) {
 
 const dirty = new Set();
 let pushTimer = 0;
+// tab id → the tab as last pushed (JSON text). A tab that is still exactly that is not pushed again: the relay
+// and its clients have it. Only what was sent while connected counts, and all is forgotten when a hello goes out.
+const pushed = new Map();
+export const forgetPushed = () => pushed.clear();
 export function markDirty(tabId) {
   dirty.add(tabId);
   if (!pushTimer) pushTimer = setTimeout(flushDirty, PUSH_DELAY_MS);
@@ -112,7 +125,13 @@ export function flushDirty() {
   pushTimer = 0;
   for (const tabId of dirty) {
     if (!tabs.has(tabId)) continue;
-    notify(Method.TAB_UPDATED, { tab: tabInfo(tabId) });
+    const info = tabInfo(tabId);
+    const text = JSON.stringify(info);
+    if (pushed.get(tabId) !== text) {
+      if (isConnected()) pushed.set(tabId, text); // else notify drops it, and the hello will carry it
+      else pushed.delete(tabId);
+      notify(Method.TAB_UPDATED, { tab: info });
+    }
     tabChanged(tabId);
   }
   dirty.clear();
@@ -141,6 +160,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   tabs.delete(tabId);
   endpoints.delete(tabId);
   dirty.delete(tabId);
+  pushed.delete(tabId);
   notify(Method.TAB_REMOVED, { tabId });
   tabClosed(tabId);
 });
@@ -157,8 +177,10 @@ export function attach(port, kind, relayUp) {
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
     if (message?.type === 'tools') {
-      endpoint.tools = cleanTools(message.tools, kind);
-      endpoint.skills = kind === SKILLS && Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
+      if (!(message.unchanged === true && kind === PAGE)) { // unchanged: what this port reported last time
+        endpoint.tools = cleanTools(typeof message.toolsJson === 'string' ? parseReport(message.toolsJson) : message.tools, kind);
+        endpoint.skills = kind === SKILLS && Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
+      }
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
       if (waiter?.tabId === tabId) waiter.done();

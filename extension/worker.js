@@ -2,7 +2,7 @@
 // skills. Listeners are registered at the top level so a restarted worker receives the event that woke it.
 import { Method, PROTOCOL_VERSION } from './protocol.js';
 import { configure, connect, isConnected, notify } from './relay.js';
-import { attach, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
+import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
 import { callTool } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { restoreSkills, skillHandlers, skillsState, userScriptsAvailable } from './skills.js';
@@ -30,6 +30,7 @@ configure(
   {
     async opened() {
       await Promise.all([restored, resyncAll()]);
+      forgetPushed();
       notify(Method.HELLO, {
         id: await browserId(),
         protocolVersion: PROTOCOL_VERSION,
