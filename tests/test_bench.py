@@ -35,8 +35,9 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
     native = r["calls"]["native"]
     polyfill = r["calls"]["polyfill"]
     expected_native = {"webmcp_nb_call": ["sequential"], "webmcp_nb_acall": ["sequential", "in_flight_16"]}
+    expected_polyfill = dict(expected_native)
     expected_native["raw_cdp"] = ["sequential", "in_flight_16"]
-    expected_polyfill = dict(list(expected_native.items())[:2])
+    expected_native["webmcp_nb_worker"] = ["sequential", "in_flight_16"]
     if has_playwright:
         expected_native["playwright_call_tool"] = ["sequential", "in_flight_16"]
         expected_polyfill["playwright_evaluate"] = ["sequential", "in_flight_16"]

@@ -213,8 +213,8 @@ def launch_to_tools(server: DemoServer, *, native: bool) -> float:
 
 
 @contextlib.contextmanager
-def webmcp_nb_tab(server: DemoServer, *, native: bool) -> Iterator[wm.Tab]:
-    browser = wm.launch(url=server.url(PAGE), native_webmcp=native)
+def webmcp_nb_tab(server: DemoServer, *, native: bool, lanes: str = "loopback") -> Iterator[wm.Tab]:
+    browser = wm.launch(url=server.url(PAGE), native_webmcp=native, lanes=lanes)  # type: ignore[arg-type]
     try:
         tab = browser.tabs[0]
         tab.wait_for_tool(LAST_TOOL)
@@ -233,6 +233,15 @@ def webmcp_nb_calls(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
         "in_flight_16": asyncio.run(ameasure(acall, plan.in_flight, concurrency=IN_FLIGHT, **opts)),
     }
     return out
+
+
+def webmcp_nb_worker_calls(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
+    """The same calls with lanes off: the service worker's path, which pages outside loopback take."""
+    opts = {"warmup": plan.warmup, "budget": plan.budget}
+    return {
+        "sequential": measure(lambda: tab.call(TOOL), plan.sequential, **opts),
+        "in_flight_16": asyncio.run(ameasure(lambda: tab.acall(TOOL), plan.in_flight, concurrency=IN_FLIGHT, **opts)),
+    }
 
 
 def webmcp_nb_listing(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
@@ -609,6 +618,9 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
                 else:
                     log("agent overhead ...")
                     results["agent"] = agent_overhead(tab, server, plan.agent_steps)
+        log("webmcp-nb, native page, lanes off ...")
+        with webmcp_nb_tab(server, native=True, lanes="off") as tab:
+            results["calls"]["native"]["webmcp_nb_worker"] = webmcp_nb_worker_calls(tab, plan)
 
         log("raw CDP ...")
         cdp = asyncio.run(raw_cdp_suite(server, plan))
@@ -654,6 +666,7 @@ CALL_ROWS = {
     "native": [
         ("webmcp_nb_call", "webmcp-nb tab.call"),
         ("webmcp_nb_acall", "webmcp-nb await tab.acall"),
+        ("webmcp_nb_worker", "webmcp-nb, lanes off (worker path)"),
         ("playwright_call_tool", "Playwright page.webmcp.call_tool"),
         ("raw_cdp", "raw CDP WebMCP.invokeTool"),
     ],
