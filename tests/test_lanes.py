@@ -13,9 +13,9 @@ import webmcp_nb as wm
 TEXTS = ["plain", "héllo wörld", "日本語のテキスト", "emoji 😀 and 🎉", "line\nbreak \u2028 separator", ""]
 
 
-def lane_of(browser: wm.Browser, tab: wm.Tab, timeout: float = 5.0):
+def lane_of(browser: wm.Browser, tab: wm.Tab, timeout: float = 5.0, frame: int = 0):
     deadline = time.monotonic() + timeout
-    while (lane := browser.relay.lanes.find(browser.id, tab.id, 0)) is None and time.monotonic() < deadline:
+    while (lane := browser.relay.lanes.find(browser.id, tab.id, frame)) is None and time.monotonic() < deadline:
         time.sleep(0.02)
     return lane
 
@@ -39,6 +39,20 @@ def test_calls_on_a_loopback_page_take_its_lane(lane_browser, lanes_tab):
     for text in TEXTS:
         assert lanes_tab.call("echo", text=text).value == {"text": text}
     assert lane.sent == before + len(TEXTS)
+
+
+def test_each_frame_has_its_own_lane(lane_browser, server):
+    tab = lane_browser.open(server.url("declarative/iframe-host.html"))
+    try:
+        greeting = tab.wait_for_tool("frameGreeting", timeout=5)
+        assert greeting.frame_id != 0
+        lane = lane_of(lane_browser, tab, frame=greeting.frame_id)
+        assert lane is not None and lane is not lane_of(lane_browser, tab)
+        sent = lane.sent
+        assert greeting(name="Ada").value == "Hello, Ada from the frame"
+        assert lane.sent == sent + 1
+    finally:
+        tab.close()
 
 
 def test_calls_in_flight_leave_and_return_in_batches(lane_browser, lanes_tab):

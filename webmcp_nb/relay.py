@@ -103,8 +103,9 @@ class _BrowserPeer:
     connection: ServerConnection
     info: BrowserInfo
     tabs: dict[int, dict[str, Any]] = field(default_factory=dict)
-    page_tools: dict[int, dict[str, int]] = field(default_factory=dict)
-    """Per tab, the frame of each of the page's own tools (what a lane can run; skills run in the worker)."""
+    page_tools: dict[int, dict[str, list[int]]] = field(default_factory=dict)
+    """Per tab, the frames that have each of the page's own tools, in the mirror's order (what a lane can run;
+    skill tools run in the worker)."""
 
     def state(self) -> dict[str, Any]:
         data = self.info.model_dump(by_alias=True, exclude={"tabs"})
@@ -113,10 +114,10 @@ class _BrowserPeer:
 
     def set_tab(self, tab: dict[str, Any]) -> None:
         self.tabs[tab["id"]] = tab
-        frames: dict[str, int] = {}
+        frames: dict[str, list[int]] = {}
         for tool in tab.get("tools") or ():
             if isinstance(tool, dict) and tool.get("source") in PAGE_SOURCES:
-                frames.setdefault(tool.get("name"), tool.get("frameId", 0))  # type: ignore[arg-type]
+                frames.setdefault(tool.get("name"), []).append(tool.get("frameId", 0))  # type: ignore[arg-type]
         self.page_tools[tab["id"]] = frames
 
     def drop_tab(self, tab_id: Any) -> bool:
@@ -400,11 +401,11 @@ class Relay:
 
     async def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
-        tab_id, name = params.get("tabId"), params.get("name")
-        frame_id = peer.page_tools.get(tab_id, {}).get(name) if isinstance(tab_id, int) else None  # type: ignore[arg-type]
-        wanted = params.get("frameId")
-        if frame_id is None or (wanted is not None and wanted != frame_id):
+        tab_id, name, wanted = params.get("tabId"), params.get("name"), params.get("frameId")
+        frames = peer.page_tools.get(tab_id, {}).get(name) if isinstance(tab_id, int) else None  # type: ignore[arg-type]
+        if not frames or (wanted is not None and wanted not in frames):
             return False
+        frame_id = frames[0] if wanted is None else wanted
         lane = self.lanes.find(peer.info.id, tab_id, frame_id)  # type: ignore[arg-type]
         if lane is None:
             return False
