@@ -3,17 +3,26 @@
 Async methods are the implementation and always run on this loop. Each public ``aname`` coroutine
 can be awaited from any loop (Jupyter's included); its blocking twin ``name`` waits on a future from
 the caller's thread, so it works even while that thread runs its own loop (no nest-asyncio).
+
+Work crosses between threads through mailboxes: ``call_soon_threadsafe`` wakes the loop (a write to its
+self-pipe) for every callback, which with many calls in flight costs more CPU than the calls; a mailbox
+wakes its loop once per batch of callbacks posted before the loop got round to them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
+import logging
 import threading
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 __all__ = ["loop", "run", "on_loop", "blocking"]
+
+log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -39,16 +48,84 @@ def _on_private_loop() -> bool:
         return False
 
 
+class _Mailbox:
+    """Callbacks for one loop from other threads, with one wake-up per batch."""
+
+    def __init__(self, target: asyncio.AbstractEventLoop) -> None:
+        self._loop = target
+        self._items: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+
+    def post(self, callback: Callable[..., Any], *args: Any) -> None:
+        with self._lock:
+            if self._loop.is_closed():  # the caller's loop ended (its asyncio.run returned): nobody waits
+                self._items.clear()
+                return
+            self._items.append((callback, args))
+            if len(self._items) > 1:
+                return  # a wake-up is already on its way
+        self._loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            items, self._items = self._items, []
+        for callback, args in items:
+            try:
+                callback(*args)
+            except Exception:
+                log.exception("webmcp-nb: a callback from another thread failed")
+
+
+_mailboxes: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Mailbox] = weakref.WeakKeyDictionary()
+
+
+def _mailbox(target: asyncio.AbstractEventLoop) -> _Mailbox:
+    with _lock:
+        box = _mailboxes.get(target)
+        if box is None:
+            box = _mailboxes[target] = _Mailbox(target)
+        return box
+
+
+def _submit(coro: Coroutine[Any, Any, T], settle: Callable[[asyncio.Task[T]], None]) -> Callable[[], None]:
+    """Start ``coro`` on the private loop; ``settle(task)`` runs there when it ends. Returns a canceller."""
+    task: list[asyncio.Task[T]] = []
+
+    def start() -> None:
+        task.append(asyncio.ensure_future(coro))
+        task[0].add_done_callback(settle)
+
+    def cancel() -> None:
+        if task:
+            task[0].cancel()
+
+    box = _mailbox(loop())
+    box.post(start)
+    return lambda: box.post(cancel)
+
+
+def _copy(task: asyncio.Future[T], future: asyncio.Future[T] | concurrent.futures.Future[T]) -> None:
+    if future.done():
+        return
+    if task.cancelled():
+        future.cancel()
+    elif (exc := task.exception()) is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(task.result())
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the private loop and wait for it from this (non-loop) thread."""
     if _on_private_loop():
         coro.close()
         raise RuntimeError("blocking webmcp-nb calls cannot be made from its own loop; await the a* twin")
-    future = asyncio.run_coroutine_threadsafe(coro, loop())
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    cancel = _submit(coro, lambda task: _copy(task, future))
     try:
         return future.result()
     except KeyboardInterrupt:
-        future.cancel()
+        cancel()
         raise
 
 
@@ -59,7 +136,15 @@ def on_loop(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Awaitable[T]
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
         if _on_private_loop():
             return await fn(*args, **kwargs)
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(fn(*args, **kwargs), loop()))
+        caller = asyncio.get_running_loop()
+        future: asyncio.Future[T] = caller.create_future()
+        back = _mailbox(caller)
+        cancel = _submit(fn(*args, **kwargs), lambda task: back.post(_copy, task, future))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            cancel()
+            raise
 
     return wrapper
 

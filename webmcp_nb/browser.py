@@ -381,9 +381,18 @@ class Browser:
         """Queue an event for the extension's side panels (sent in batches, large texts cut)."""
         if event.data.get("origin") == "sidepanel":
             return  # it came from there
-        slim = event.model_dump()
-        slim["data"] = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in slim["data"].items()}
-        self._outbox.append(slim)
+        data = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in event.data.items()}
+        self._outbox.append(
+            {
+                "seq": event.seq,
+                "ts": event.ts,
+                "kind": event.kind,
+                "tab_id": event.tab_id,
+                "url": event.url,
+                "duration_ms": event.duration_ms,
+                "data": data,
+            }
+        )
         if len(self._outbox) == 1:
             self._loop.call_soon_threadsafe(self._loop.call_later, PANEL_FLUSH_DELAY, self._flush_outbox)
 
@@ -400,7 +409,16 @@ class Browser:
         data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
         data = {k: v for k, v in data.items() if k not in ("kind", "tab_id", "url", "duration_ms")}
         kind = str(raw.get("kind", "panel"))
-        self.events.emit(kind, tab_id=raw.get("tab_id"), url=raw.get("url"), duration_ms=raw.get("duration_ms"), **data)
+        tab_id, url, duration = raw.get("tab_id"), raw.get("url"), raw.get("duration_ms")
+        self.events.emit(
+            kind,
+            tab_id=tab_id if isinstance(tab_id, int) and not isinstance(tab_id, bool) else None,
+            url=url if isinstance(url, str) else None,
+            duration_ms=float(duration)
+            if isinstance(duration, int | float) and not isinstance(duration, bool)
+            else None,
+            **data,
+        )
         if kind == "confirmation.answer":
             for agent in list(self._agents):
                 agent.answer(str(data.get("id")), bool(data.get("approved")), by="sidepanel")
