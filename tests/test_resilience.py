@@ -22,23 +22,44 @@ def own_browser():
     browser.close()
 
 
-def test_worker_killed_mid_call_fails_the_call_and_the_next_works(own_browser, server):
-    tab = own_browser.open(server.url("t/faults.html"))
+def test_worker_killed_mid_call_fails_the_call_and_the_next_works(server):
+    with wm.launch(args=["--remote-debugging-port=0"], lanes="off") as browser:  # calls go through the worker
+        tab = browser.open(server.url("t/faults.html"))
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(tab.call, "hang", timeout=30)
+            time.sleep(0.3)
+            started = time.monotonic()
+            stop_service_worker(browser)
+            error = pending.exception(timeout=20)
+        assert isinstance(error, wm.NotConnectedError), error
+        assert time.monotonic() - started < 10
+        assert tab.call("received").value == []  # the restarted worker serves the next call
+
+
+def test_a_call_on_a_lane_outlives_the_worker(own_browser, server):
+    tab = own_browser.open(server.url("t/lanes.html"))
+    deadline = time.monotonic() + 5
+    while own_browser.relay.lanes.find(own_browser.id, tab.id, 0) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
     with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(tab.call, "hang", timeout=30)
+        pending = pool.submit(tab.call, "later", ms=1500, tag="mine")
         time.sleep(0.3)
-        started = time.monotonic()
-        stop_service_worker(own_browser)
-        error = pending.exception(timeout=20)
-    assert isinstance(error, wm.NotConnectedError), error
-    assert time.monotonic() - started < 10
-    assert tab.call("received").value == []  # the restarted worker serves the next call
+        stop_service_worker(own_browser)  # the call is not the worker's: it goes on and returns
+        assert pending.result(timeout=20).value == {"tag": "mine"}
+    assert tab.call("echo", text="next").value == {"text": "next"}
 
 
 def test_a_crashed_browser_gives_typed_errors_not_hangs(own_browser, server):
     tab = own_browser.open(server.url("t/faults.html"))
-    os.killpg(own_browser.process.process.pid, signal.SIGKILL)
-    started = time.monotonic()
+    deadline = time.monotonic() + 5
+    while own_browser.relay.lanes.find(own_browser.id, tab.id, 0) is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(tab.call, "hang", timeout=30)  # on the page's lane
+        time.sleep(0.3)
+        os.killpg(own_browser.process.process.pid, signal.SIGKILL)
+        started = time.monotonic()
+        assert isinstance(pending.exception(timeout=20), wm.NotConnectedError)
     with pytest.raises(wm.NotConnectedError):
         tab.call("received")
     assert time.monotonic() - started < 20 and not own_browser.connected

@@ -36,6 +36,7 @@ __all__ = ["Lane", "Lanes", "LaneFailure"]
 log = logging.getLogger(__name__)
 
 KEY_TIMEOUT = 2.0  # seconds a new socket has to present its key (and its grant to arrive)
+CLOSE_GRACE = 0.1  # seconds a closed lane's calls wait to learn whether the whole browser went away
 GRANT_TTL = 30.0  # seconds a granted key stays usable
 MAX_GRANTS = 10_000
 
@@ -137,9 +138,9 @@ class Lane:
             code = ErrorCode.TOOL_ERROR.value
         self._settle(call_id, None, _error(code, str(error.get("message", "Tool failed")), error.get("data")))
 
-    def fail_all(self, why: str) -> None:
+    def fail_all(self, why: str, code: ErrorCode = ErrorCode.NAVIGATED) -> None:
         for call_id in list(self.calls):
-            self._settle(call_id, None, _error(ErrorCode.NAVIGATED, why))
+            self._settle(call_id, None, _error(code, why))
 
 
 def _records(frame: str) -> list[tuple[dict[str, Any], str]]:
@@ -181,12 +182,15 @@ def _error(code: ErrorCode | str, message: str, data: Any = None) -> dict[str, A
 
 
 class Lanes:
-    """The relay's lanes: keys granted by browsers, and the sockets bound with them."""
+    """The relay's lanes: keys granted by browsers, and the sockets bound with them.
 
-    def __init__(self) -> None:
+    ``browser_connected(id)`` tells whether a browser's own socket is up (a lane outlives a restarting worker)."""
+
+    def __init__(self, browser_connected: Callable[[str], bool]) -> None:
         self._grants: dict[str, _Grant] = {}
         self._granted = asyncio.Event()  # set (and replaced) whenever a grant arrives
         self._lanes: dict[tuple[str, int, int], Lane] = {}
+        self._browser_connected = browser_connected
         self._ids = itertools.count(1)
         self.refused = 0
         """Sockets on ``/lane`` closed for a missing or wrong key."""
@@ -236,7 +240,15 @@ class Lanes:
         finally:
             if self._lanes.get(where) is lane:
                 del self._lanes[where]
+            # A page that navigated or closed ends its lane alone; a browser that crashed ends it together with
+            # its own socket: a moment later the relay knows which, and the calls fail as the worker's would.
+            asyncio.get_running_loop().call_later(CLOSE_GRACE, self._closed, lane)
+
+    def _closed(self, lane: Lane) -> None:
+        if self._browser_connected(lane.browser_id):
             lane.fail_all("the page navigated away or closed during the call")
+        else:
+            lane.fail_all("the browser disconnected", ErrorCode.NOT_CONNECTED)
 
     async def _admission(self, connection: ServerConnection) -> _Grant | None:
         deadline = time.monotonic() + KEY_TIMEOUT

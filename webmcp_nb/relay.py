@@ -160,7 +160,7 @@ class Relay:
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
         self._clients: set[RelayClient] = set()
-        self.lanes = Lanes()
+        self.lanes = Lanes(lambda browser_id: browser_id in self._browsers)
         """Frames' direct sockets; ``lanes.refused`` counts sockets closed for a missing or wrong key."""
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
