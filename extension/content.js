@@ -13,6 +13,7 @@
   let worker = null;
   let relayUp = false;
   let lane = null;
+  let hidden = false; // between pagehide and a back/forward-cache restore: no lane for this document
   let lastTools = null; // the tools text last forwarded on the current worker port
 
   // A report identical to the last one on this port goes as `unchanged`: the worker keeps what this port
@@ -54,18 +55,22 @@
     worker?.postMessage(message);
   }
 
-  // The lane: the key goes first; calls come in as JSON (one, or an array); a result goes out as a header
-  // line followed by the tool's JSON text as the bridge made it, so it is not encoded a second time.
-  // Lane calls have string ids, the worker's are numbers.
+  // The lane: calls come in as JSON (one, or an array); a result goes out as a header line followed by the
+  // tool's JSON text as the bridge made it, so it is not encoded a second time. Lane calls have string ids,
+  // the worker's are numbers.
   function openLane({ url, key }) {
     if (lane) return lane.readyState === WebSocket.OPEN && toWorker({ type: 'lane', open: true });
-    if (typeof url !== 'string' || typeof key !== 'string') return;
-    const ws = new WebSocket(url);
+    if (hidden || typeof url !== 'string' || typeof key !== 'string') return;
+    let ws;
+    try {
+      ws = new WebSocket(url, [`webmcp-nb.${key}`]); // the key travels in the handshake: refused there without it
+    } catch (_) {
+      return toWorker({ type: 'lane', open: false, opened: false });
+    }
     let opened = false;
     lane = ws;
     ws.onopen = () => {
       opened = true;
-      ws.send(key);
       toWorker({ type: 'lane', open: true });
     };
     ws.onmessage = ({ data }) => {
@@ -97,9 +102,12 @@
     if (frame && lane?.readyState === WebSocket.OPEN) lane.send(frame);
   };
 
-  // A page with an open WebSocket cannot enter the back/forward cache: close the lane as it is hidden.
-  window.addEventListener('pagehide', (event) => {
-    if (!event.persisted || !lane) return;
+  // A lane belongs to one document: close it as the document is hidden (unloading, or entering the
+  // back/forward cache, which a page with an open WebSocket could not), so no call meant for the next one
+  // reaches this one.
+  window.addEventListener('pagehide', () => {
+    hidden = true;
+    if (!lane) return;
     const ws = lane;
     lane = null;
     ws.close();
@@ -109,6 +117,7 @@
   // posting on it fails silently: drop it, and announce the tools on a fresh one.
   window.addEventListener('pageshow', (event) => {
     if (!event.persisted) return;
+    hidden = false;
     worker?.disconnect();
     worker = null;
     bridge.postMessage({ type: 'sync' });

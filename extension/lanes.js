@@ -3,7 +3,8 @@
 // allows the frame's URL ('loopback' by default: Chrome's Local Network Access lets a loopback page reach
 // 127.0.0.1 without asking; 'all' is for launched browsers started with that check off). The worker tells
 // the relay a fresh key over its own socket, then hands the key to the frame's content script over the
-// frame's port; page scripts can read neither. A lane that never opened is not offered to that frame again.
+// frame's port; page scripts can read neither. A lane that never opened is offered to that frame again only
+// after the worker reconnects to the relay.
 import { Method } from './protocol.js';
 import { isConnected, notify, relaySettings } from './relay.js';
 
@@ -33,6 +34,12 @@ export function offerLane(endpoint, tabId) {
   endpoint.lane = 'offered';
   notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId });
   endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), key });
+}
+
+// The relay is (back) in touch: offer lanes again, also to frames whose lane could not open while it was away.
+export function reofferLane(endpoint, tabId) {
+  if (endpoint.lane === 'refused' || endpoint.lane === 'offered') endpoint.lane = null;
+  offerLane(endpoint, tabId);
 }
 
 // The content script's word on its lane: open, or closed (after it had opened: offer a new one when the

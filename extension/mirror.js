@@ -7,7 +7,7 @@ import { isConnected, notify } from './relay.js';
 import { failCallsOf, handleResult } from './calls.js';
 import { skillToolVisible } from './skills.js';
 import { tabChanged, tabClosed } from './panel.js';
-import { laneReport, offerLane } from './lanes.js';
+import { laneReport, offerLane, reofferLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 5;
 const SYNC_TIMEOUT_MS = 2_000;
@@ -202,7 +202,7 @@ export function tellEndpoints(message) {
 }
 
 export function offerLanes() {
-  for (const [tabId, set] of endpoints) for (const endpoint of set) if (endpoint.kind === PAGE) offerLane(endpoint, tabId);
+  for (const [tabId, set] of endpoints) for (const endpoint of set) if (endpoint.kind === PAGE) reofferLane(endpoint, tabId);
 }
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it

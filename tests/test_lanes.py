@@ -80,8 +80,11 @@ def test_a_page_script_without_the_key_is_refused(polyfill_browser, server):
         lane = lane_of(polyfill_browser, tab)
         refused = polyfill_browser.relay.lanes.refused
         url = f"ws://127.0.0.1:{polyfill_browser.relay.port}/lane"
-        assert tab.call("knock", url=url, timeout=10).value == {"opened": True, "code": 1008}
-        assert polyfill_browser.relay.lanes.refused == refused + 1
+        refused_at_handshake = {"opened": False, "code": 1006}  # no WebSocket: not a byte of data was read
+        assert tab.call("knock", url=url, protocols=[], timeout=10).value == refused_at_handshake
+        guess = ["webmcp-nb." + "f" * 64]
+        assert tab.call("knock", url=url, protocols=guess, timeout=10).value == refused_at_handshake
+        assert polyfill_browser.relay.lanes.refused == refused + 2
         assert polyfill_browser.relay.lanes.find(polyfill_browser.id, tab.id, 0) is lane  # the real lane stands
         assert tab.call("echo", text="still mine").value == {"text": "still mine"}
     finally:
@@ -106,6 +109,12 @@ def test_a_lane_call_that_outlives_its_timeout_fails_and_the_lane_goes_on(lane_b
         lanes_tab.call("later", ms=5_000, tag="late", timeout=0.2)
     assert not lane.calls  # nothing left waiting
     assert lanes_tab.call("later", ms=1, tag="next").value == {"tag": "next"}
+
+
+def test_arguments_javascript_cannot_parse_are_refused_before_they_leave(lanes_tab):
+    with pytest.raises(wm.InvalidArgumentsError, match="JSON"):
+        lanes_tab.call("later", ms=float("nan"), tag="x")
+    assert lanes_tab.call("later", ms=1, tag="fine").value == {"tag": "fine"}
 
 
 def test_launch_refuses_an_unknown_lanes_policy():

@@ -2,7 +2,9 @@
 work under await from any loop; every blocking method has its twin."""
 
 import asyncio
+import gc
 import inspect
+import weakref
 
 import pytest
 
@@ -60,3 +62,16 @@ def test_every_async_method_has_a_blocking_twin_with_the_same_signature(cls):
 def test_module_level_twins():
     assert inspect.signature(wm.launch) == inspect.signature(wm.alaunch)
     assert inspect.signature(wm.connect) == inspect.signature(wm.aconnect)
+
+
+def test_a_finished_callers_loop_is_not_kept_alive(polyfill_browser, server):
+    loops = []
+
+    async def cell():
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        tab = await polyfill_browser.aopen(server.url("flights/"))
+        await tab.aclose()
+
+    asyncio.run(cell())
+    gc.collect()
+    assert loops[0]() is None  # the hand-off back to it holds it weakly

@@ -52,19 +52,20 @@ class _Mailbox:
     """Callbacks for one loop from other threads, with one wake-up per batch."""
 
     def __init__(self, target: asyncio.AbstractEventLoop) -> None:
-        self._loop = target
+        self._loop = weakref.ref(target)  # the mailbox must not keep a finished caller's loop alive
         self._items: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
         self._lock = threading.Lock()
 
     def post(self, callback: Callable[..., Any], *args: Any) -> None:
         with self._lock:
-            if self._loop.is_closed():  # the caller's loop ended (its asyncio.run returned): nobody waits
+            target = self._loop()
+            if target is None or target.is_closed():  # the caller's loop ended (asyncio.run returned)
                 self._items.clear()
                 return
             self._items.append((callback, args))
             if len(self._items) > 1:
                 return  # a wake-up is already on its way
-        self._loop.call_soon_threadsafe(self._drain)
+        target.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
         with self._lock:
@@ -105,7 +106,9 @@ def _submit(coro: Coroutine[Any, Any, T], settle: Callable[[asyncio.Task[T]], No
 
 
 def _copy(task: asyncio.Future[T], future: asyncio.Future[T] | concurrent.futures.Future[T]) -> None:
-    if future.done():
+    if future.done():  # the caller gave up (cancelled): mark the outcome as seen, so asyncio does not warn
+        if not task.cancelled():
+            task.exception()
         return
     if task.cancelled():
         future.cancel()

@@ -2,9 +2,10 @@
 
 The worker grants a lane to a frame that has tools: it tells the relay a fresh random key over its
 authenticated ``/browser`` socket, and hands the same key to the frame's content script over the
-frame's runtime port, which page scripts cannot read. The content script opens ``/lane`` and sends the
-key as its first message; the relay binds the socket to that browser, tab and frame. Pages can open
-``/lane`` too (it carries the page's ``Origin``), but without a key they are closed at once.
+frame's runtime port, which page scripts cannot read. The content script opens ``/lane`` offering the
+subprotocol ``webmcp-nb.<key>``; the relay checks the key during the HTTP handshake and binds the socket to
+that browser, tab and frame. Pages can open ``/lane`` too (it carries the page's ``Origin``), but without a
+granted key their handshake is refused, before they can send a byte of WebSocket data.
 
 Frames on the lane: ``{"type": "call", "id", "name", "input", "maxChars"}`` and ``{"type": "cancel",
 "id"}`` from the relay, one or an array of them: calls made while others are in flight leave together
@@ -21,7 +22,7 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,9 @@ __all__ = ["Lane", "Lanes", "LaneFailure"]
 
 log = logging.getLogger(__name__)
 
-KEY_TIMEOUT = 2.0  # seconds a new socket has to present its key (and its grant to arrive)
+KEY_TIMEOUT = 2.0  # seconds a handshake waits for its key's grant (they travel on different sockets)
+MAX_WAITING = 64  # handshakes waiting for a grant at once; more are refused at once
+SUBPROTOCOL = "webmcp-nb."
 CLOSE_GRACE = 0.1  # seconds a closed lane's calls wait to learn whether the whole browser went away
 GRANT_TTL = 30.0  # seconds a granted key stays usable
 MAX_GRANTS = 10_000
@@ -71,39 +74,43 @@ class Lane:
     """Frames sent on this lane (fewer than ``sent`` when calls were batched)."""
     received: int = 0
     """Result frames received (fewer than the results when results were batched)."""
-    _queued: list[dict[str, Any]] = field(default_factory=list)
+    _queued: list[str] = field(default_factory=list)
 
-    async def call(
-        self, call_id: str, name: str, args: dict[str, Any], timeout_ms: int, max_chars: int, settle: Settle
-    ) -> None:
+    def call(self, call_id: str, name: str, args: Any, timeout_ms: int, max_chars: int, settle: Settle) -> None:
         """Send a call; ``settle`` gets its result, its error, or ``TIMEOUT`` after ``timeout_ms``.
 
         With no other call in flight it leaves at once; otherwise it waits for the end of the loop's turn
-        and leaves in one frame with the calls made meanwhile."""
+        and leaves in one frame with the calls made meanwhile. Sending never waits for the page to read:
+        a busy page must not hold up the relay."""
         if self.connection.state is not State.OPEN:
             raise LaneFailure("the lane closed")
+        message = {"type": "call", "id": call_id, "name": name, "input": args, "maxChars": max_chars}
+        try:
+            text = json.dumps(message, allow_nan=False)  # JavaScript's JSON.parse refuses NaN: fail alone, now
+        except (TypeError, ValueError) as exc:
+            settle(None, _error(ErrorCode.INVALID_ARGS, f"{name}: the arguments are not JSON ({exc})"))
+            return
         loop = asyncio.get_running_loop()
-        idle = not self.calls
+        idle = not self.calls and not self._queued
         timer = loop.call_later(timeout_ms / 1000, self._expire, call_id, name, timeout_ms)
         self.calls[call_id] = (settle, timer)
         self.sent += 1
-        message = {"type": "call", "id": call_id, "name": name, "input": args, "maxChars": max_chars}
-        if idle and not self._queued:
-            self.frames += 1
-            await _send_quietly(self.connection, json.dumps(message))
-            return
-        self._queued.append(message)
-        if len(self._queued) == 1:
+        self._queued.append(text)
+        if idle:
+            self._flush()
+        elif len(self._queued) == 1:
             loop.call_soon(self._flush)
 
     def _flush(self) -> None:
-        batch, self._queued = self._queued, []
+        texts, self._queued = self._queued, []
+        if not texts:
+            return
         self.frames += 1
-        asyncio.ensure_future(_send_quietly(self.connection, json.dumps(batch)))
+        _send_soon(self.connection, texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]")
 
     def _expire(self, call_id: str, name: str, timeout_ms: int) -> None:
         if self._settle(call_id, None, _error(ErrorCode.TIMEOUT, f'"{name}" did not finish within {timeout_ms} ms')):
-            asyncio.ensure_future(_send_quietly(self.connection, json.dumps({"type": "cancel", "id": call_id})))
+            _send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
 
     def _settle(self, call_id: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> bool:
         entry = self.calls.pop(call_id, None)
@@ -122,14 +129,14 @@ class Lane:
         try:
             for header, text in _records(raw):
                 self._on_result(header, text)
-        except (ValueError, KeyError, TypeError):
-            log.warning("bad frame on lane %s/%s/%s", self.browser_id, self.tab_id, self.frame_id)
+        except Exception as exc:  # the records before the bad one were settled; the calls after it time out
+            log.warning("bad frame on lane %s/%s/%s: %s", self.browser_id, self.tab_id, self.frame_id, exc)
 
     def _on_result(self, header: dict[str, Any], text: str) -> None:
-        call_id = header["id"]
+        call_id = header.get("id")
         if not isinstance(call_id, str):
             return
-        if header["ok"] is True:
+        if header.get("ok") is True:
             self._settle(call_id, {"text": text, "frameId": self.frame_id}, None)
             return
         error = header.get("error") if isinstance(header.get("error"), dict) else {}
@@ -143,14 +150,13 @@ class Lane:
             self._settle(call_id, None, _error(code, why))
 
 
-def _records(frame: str) -> list[tuple[dict[str, Any], str]]:
-    """Split a result frame into (header, text) records; lengths count UTF-16 code units, as JavaScript does."""
+def _records(frame: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """The (header, text) records of a result frame; lengths count UTF-16 code units, as JavaScript does."""
     if frame.isascii():  # the common case: code units are characters
         units, width, decode = frame, 1, None
     else:
         units, width, decode = frame.encode("utf-16-le"), 2, "utf-16-le"
     newline = "\n" if decode is None else "\n".encode(decode)
-    out = []
     pos, end = 0, len(units)
     while pos < end:
         cut = units.find(newline, pos)  # type: ignore[arg-type]
@@ -160,14 +166,12 @@ def _records(frame: str) -> list[tuple[dict[str, Any], str]]:
             raise ValueError("a record without its header line")
         head = units[pos:cut]
         header = json.loads(head if decode is None else head.decode(decode))  # type: ignore[union-attr]
-        size = header.get("n", 0)
-        if not isinstance(size, int) or size < 0:
-            raise ValueError("a record with a bad length")
-        size *= width
-        body = units[cut + width : cut + width + size]
-        out.append((header, body if decode is None else body.decode(decode)))  # type: ignore[union-attr]
-        pos = cut + width + size
-    return out
+        size = header.get("n", 0) if isinstance(header, dict) else None
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0 or cut + width + size * width > end:
+            raise ValueError("a record with a bad header or length")
+        body = units[cut + width : cut + width + size * width]
+        yield header, body if decode is None else body.decode(decode)  # type: ignore[union-attr]
+        pos = cut + width + size * width
 
 
 # Codes a page may not claim for itself: they describe the relay's own state.
@@ -189,11 +193,13 @@ class Lanes:
     def __init__(self, browser_connected: Callable[[str], bool]) -> None:
         self._grants: dict[str, _Grant] = {}
         self._granted = asyncio.Event()  # set (and replaced) whenever a grant arrives
+        self._admitted: dict[ServerConnection, _Grant] = {}  # handshakes accepted, not yet served
+        self._waiting = 0
         self._lanes: dict[tuple[str, int, int], Lane] = {}
         self._browser_connected = browser_connected
         self._ids = itertools.count(1)
         self.refused = 0
-        """Sockets on ``/lane`` closed for a missing or wrong key."""
+        """Handshakes on ``/lane`` refused for a missing or wrong key."""
 
     def grant(self, browser_id: str, params: dict[str, Any]) -> None:
         """A browser's ``lane.grant``: the key a frame of one of its tabs will present."""
@@ -218,20 +224,48 @@ class Lanes:
     def __len__(self) -> int:
         return len(self._lanes)
 
-    async def serve(self, connection: ServerConnection) -> None:
-        """Admit a socket by its key, then read its results until it closes (the frame went away)."""
-        grant = await self._admission(connection)
-        if grant is None:
+    @staticmethod
+    def key_of(subprotocols: Sequence[str]) -> str | None:
+        """The key a handshake offers as its subprotocol ``webmcp-nb.<key>``."""
+        for offered in subprotocols:
+            if offered.startswith(SUBPROTOCOL):
+                return offered
+        return None
+
+    async def admit(self, connection: ServerConnection, subprotocols: Sequence[str]) -> bool:
+        """During the handshake: whether this socket's key was granted (waiting briefly for the grant)."""
+        offered = self.key_of(subprotocols)
+        if offered is None or self._waiting >= MAX_WAITING:
             self.refused += 1
-            await connection.close(1008, "no lane was granted with this key")
-            return
+            return False
+        key = offered.removeprefix(SUBPROTOCOL)
+        deadline = time.monotonic() + KEY_TIMEOUT
+        self._waiting += 1
+        try:
+            while (grant := self._grants.pop(key, None)) is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._granted.wait(), remaining)
+        finally:
+            self._waiting -= 1
+        if grant is None or grant.expires < time.monotonic():
+            self.refused += 1
+            return False
+        self._admitted[connection] = grant
+        return True
+
+    async def serve(self, connection: ServerConnection) -> None:
+        """Read an admitted socket's results until it closes (the frame went away)."""
+        grant = self._admitted.pop(connection)
         where = (grant.browser_id, grant.tab_id, grant.frame_id)
         lane = Lane(connection, *where)
         previous = self._lanes.get(where)
         self._lanes[where] = lane
         if previous is not None:
             previous.fail_all("the frame opened a new lane")
-            await previous.connection.close()
+            asyncio.ensure_future(previous.connection.close())
         try:
             async for raw in connection:
                 lane.on_frame(raw)
@@ -250,23 +284,15 @@ class Lanes:
         else:
             lane.fail_all("the browser disconnected", ErrorCode.NOT_CONNECTED)
 
-    async def _admission(self, connection: ServerConnection) -> _Grant | None:
-        deadline = time.monotonic() + KEY_TIMEOUT
-        try:
-            key = await asyncio.wait_for(connection.recv(), KEY_TIMEOUT)
-        except (TimeoutError, ConnectionClosed):
-            return None
-        if not isinstance(key, str):
-            return None
-        while True:  # the grant and the key travel on different sockets: the key may arrive first
-            grant = self._grants.pop(key, None)
-            if grant is not None:
-                return grant if grant.expires > time.monotonic() else None
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._granted.wait(), remaining)
+
+_sending: set[asyncio.Task[None]] = set()
+
+
+def _send_soon(connection: ServerConnection, text: str) -> None:
+    """Send without waiting for the page to read it (the task is kept until it is done)."""
+    task = asyncio.ensure_future(_send_quietly(connection, text))
+    _sending.add(task)
+    task.add_done_callback(_sending.discard)
 
 
 async def _send_quietly(connection: ServerConnection, text: str) -> None:

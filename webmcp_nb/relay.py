@@ -17,6 +17,7 @@ import itertools
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -176,6 +177,7 @@ class Relay:
             self.host,
             self.port,
             process_request=self._admit,
+            select_subprotocol=_select_subprotocol,
             max_size=MAX_MESSAGE_BYTES,
             compression=None,
             ping_interval=20,
@@ -215,9 +217,14 @@ class Relay:
 
     # ----- admission -----
 
-    def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
+    async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         origin = request.headers.get("Origin")
+        if path == "/lane":  # a content script, with the page's Origin: admitted by the key it offers
+            offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
+            if await self.lanes.admit(connection, offered):
+                return None
+            return self._refuse(connection, path, 403, "no lane was granted with this key\n")
         if path == "/browser":
             if origin == f"chrome-extension://{self.extension_id}":
                 return None
@@ -229,8 +236,6 @@ class Relay:
             if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
                 return None
             return self._refuse(connection, path, 401, "missing or wrong token\n")
-        if path == "/lane":
-            return None  # a content script, with the page's Origin: admitted by the key it sends first
         return self._refuse(connection, path, 404, "unknown path\n")
 
     def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
@@ -392,14 +397,14 @@ class Relay:
         if peer is None:
             client.deliver(_error_frame(client_id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected"))
             return
-        if method == Method.TOOL_CALL.value and await self._call_on_lane(client, client_id, peer, params):
+        if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
         self._pending[rid] = _Pending(client, client_id, peer.info.id)
         params = {k: v for k, v in params.items() if k != "browserId"}
         self._send(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
 
-    async def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
+    def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
         tab_id, name, wanted = params.get("tabId"), params.get("name"), params.get("frameId")
         frames = peer.page_tools.get(tab_id, {}).get(name) if isinstance(tab_id, int) else None  # type: ignore[arg-type]
@@ -413,15 +418,11 @@ class Relay:
         def settle(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
             client.deliver(Frame({"id": client_id, "error": error} if error else {"id": client_id, "result": result}))
 
+        timeout_ms, max_chars = params.get("timeoutMs", 30_000), params.get("maxResultChars", 4_000_000)
+        if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (timeout_ms, max_chars)):
+            return False  # the worker answers such a request as it always has
         try:
-            await lane.call(
-                self.lanes.next_call_id(),
-                name,  # type: ignore[arg-type]
-                params.get("args") or {},
-                int(params.get("timeoutMs") or 30_000),
-                int(params.get("maxResultChars") or 4_000_000),
-                settle,
-            )
+            lane.call(self.lanes.next_call_id(), name, params.get("args") or {}, timeout_ms, max_chars, settle)  # type: ignore[arg-type]
         except LaneFailure:
             return False
         return True
@@ -447,6 +448,11 @@ class Relay:
 async def _send_quietly(connection: ServerConnection, text: str) -> None:
     with contextlib.suppress(ConnectionClosed):
         await connection.send(text)
+
+
+def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[str]) -> str | None:
+    """A lane offers its key as its subprotocol (checked in ``_admit``); nobody else offers one."""
+    return Lanes.key_of(subprotocols)
 
 
 def _error_frame(client_id: int | None, code: ErrorCode, message: str) -> Frame:

@@ -122,7 +122,7 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     if not isinstance(args, dict):
         raise InvalidArgumentsError(f"{tool_name}: arguments must be a mapping, not {type(args).__name__}")
     try:
-        json.dumps(args)
+        json.dumps(args, allow_nan=False)  # NaN and Infinity are not JSON: a page could not parse them
     except (TypeError, ValueError) as exc:
         raise InvalidArgumentsError(f"{tool_name}: arguments must be JSON-serialisable ({exc})") from None
     if not schema:

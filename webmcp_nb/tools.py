@@ -66,7 +66,8 @@ class Tool:
         except (TypeError, ValueError):  # a page's schema must never make its tab unusable
             self.__signature__ = inspect.Signature()
         self.__doc__ = self._doc()
-        self.has_pattern = '"pattern"' in json.dumps(info.input_schema or {})
+        schema_text = json.dumps(info.input_schema or {})
+        self.has_pattern = '"pattern"' in schema_text or '"patternProperties"' in schema_text
         """Whether the schema holds a regular expression (checked off the library's loop, with a time limit)."""
 
     name = property(lambda self: self.info.name, doc="The tool's name as the page registered it.")

@@ -9,14 +9,13 @@ mc.registerTool({
   execute: ({ ms, tag }) => new Promise((resolve) => setTimeout(() => resolve({ tag }), ms)),
 });
 mc.registerTool({
-  name: 'knock', description: 'Opens url, presents a guessed key and a forged result, reports how it ended',
-  inputSchema: { type: 'object', properties: { url: { type: 'string' } } },
-  execute: ({ url }) => new Promise((resolve) => {
-    const ws = new WebSocket(url);
+  name: 'knock', description: 'Opens url offering the given subprotocols, reports how it ended',
+  inputSchema: { type: 'object', properties: { url: { type: 'string' }, protocols: { type: 'array' } } },
+  execute: ({ url, protocols }) => new Promise((resolve) => {
+    const ws = new WebSocket(url, protocols);
     let opened = false;
     ws.onopen = () => {
       opened = true;
-      ws.send('f'.repeat(64));
       ws.send(JSON.stringify({ id: 'l1', ok: true, n: 2 }) + '\n{}');
     };
     ws.onclose = (event) => resolve({ opened, code: event.code });
