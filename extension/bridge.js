@@ -31,7 +31,7 @@
   let port = null;
   const outbox = [];
   let batch = null;
-  let othersRunning = () => false;
+  const running = new Map(); // call id → AbortController
   const flush = () => {
     const messages = batch;
     batch = null;
@@ -43,7 +43,7 @@
   const post = (message) => {
     if (!batch) {
       batch = [];
-      (othersRunning() ? nextTask : microtask)(flush);
+      (running.size > 1 ? nextTask : microtask)(flush);
     }
     batch.push(message);
   };
@@ -192,8 +192,6 @@
   for (const backend of backends) backend.onChange(schedulePush);
   schedulePush();
 
-  const running = new Map(); // call id → AbortController
-  othersRunning = () => running.size > 1;
 
   function failure(code, message, data) {
     return { code, message, ...(data === undefined ? {} : { data }) };

@@ -4,20 +4,13 @@ script in the results), pages without a key are refused, and frames without a la
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
+from lane_wait import lane_of
 
 import webmcp_nb as wm
 
 TEXTS = ["plain", "héllo wörld", "日本語のテキスト", "emoji 😀 and 🎉", "line\nbreak \u2028 separator", ""]
-
-
-def lane_of(browser: wm.Browser, tab: wm.Tab, timeout: float = 5.0, frame: int = 0):
-    deadline = time.monotonic() + timeout
-    while (lane := browser.relay.lanes.find(browser.id, tab.id, frame)) is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    return lane
 
 
 @pytest.fixture(params=["polyfill", "native"])

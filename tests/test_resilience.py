@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cdp import stop_service_worker
+from lane_wait import lane_of
 
 import webmcp_nb as wm
 from webmcp_nb.testing import Reply, ScriptedServer, call, say
@@ -38,9 +39,7 @@ def test_worker_killed_mid_call_fails_the_call_and_the_next_works(server):
 
 def test_a_call_on_a_lane_outlives_the_worker(own_browser, server):
     tab = own_browser.open(server.url("t/lanes.html"))
-    deadline = time.monotonic() + 5
-    while own_browser.relay.lanes.find(own_browser.id, tab.id, 0) is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert lane_of(own_browser, tab) is not None
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(tab.call, "later", ms=1500, tag="mine")
         time.sleep(0.3)
@@ -51,9 +50,7 @@ def test_a_call_on_a_lane_outlives_the_worker(own_browser, server):
 
 def test_a_crashed_browser_gives_typed_errors_not_hangs(own_browser, server):
     tab = own_browser.open(server.url("t/faults.html"))
-    deadline = time.monotonic() + 5
-    while own_browser.relay.lanes.find(own_browser.id, tab.id, 0) is None and time.monotonic() < deadline:
-        time.sleep(0.02)
+    assert lane_of(own_browser, tab) is not None
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(tab.call, "hang", timeout=30)  # on the page's lane
         time.sleep(0.3)

@@ -119,7 +119,7 @@ class LocalConnection(_Link):
         rid = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
-        await self._relay.request(self, rid, method, params)
+        self._relay.request(self, rid, method, params)
         return await self._await_reply(rid, future, method, timeout)
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:

@@ -22,6 +22,7 @@ import itertools
 import json
 import logging
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +31,8 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
-from .protocol import ErrorCode
+from ._sockets import send_soon
+from .protocol import ErrorCode, error_body
 
 __all__ = ["Lane", "Lanes", "LaneFailure"]
 
@@ -88,7 +90,7 @@ class Lane:
         try:
             text = json.dumps(message, allow_nan=False)  # JavaScript's JSON.parse refuses NaN: fail alone, now
         except (TypeError, ValueError) as exc:
-            settle(None, _error(ErrorCode.INVALID_ARGS, f"{name}: the arguments are not JSON ({exc})"))
+            settle(None, error_body(ErrorCode.INVALID_ARGS, f"{name}: the arguments are not JSON ({exc})"))
             return
         loop = asyncio.get_running_loop()
         idle = not self.calls and not self._queued
@@ -106,11 +108,13 @@ class Lane:
         if not texts:
             return
         self.frames += 1
-        _send_soon(self.connection, texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]")
+        send_soon(self.connection, texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]")
 
     def _expire(self, call_id: str, name: str, timeout_ms: int) -> None:
-        if self._settle(call_id, None, _error(ErrorCode.TIMEOUT, f'"{name}" did not finish within {timeout_ms} ms')):
-            _send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
+        if self._settle(
+            call_id, None, error_body(ErrorCode.TIMEOUT, f'"{name}" did not finish within {timeout_ms} ms')
+        ):
+            send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
 
     def _settle(self, call_id: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> bool:
         entry = self.calls.pop(call_id, None)
@@ -143,11 +147,11 @@ class Lane:
         code = error.get("code")
         if code not in ErrorCode._value2member_map_ or code in _RELAY_ONLY:
             code = ErrorCode.TOOL_ERROR.value
-        self._settle(call_id, None, _error(code, str(error.get("message", "Tool failed")), error.get("data")))
+        self._settle(call_id, None, error_body(code, str(error.get("message", "Tool failed")), error.get("data")))
 
     def fail_all(self, why: str, code: ErrorCode = ErrorCode.NAVIGATED) -> None:
         for call_id in list(self.calls):
-            self._settle(call_id, None, _error(code, why))
+            self._settle(call_id, None, error_body(code, why))
 
 
 def _records(frame: str) -> Iterator[tuple[dict[str, Any], str]]:
@@ -178,13 +182,6 @@ def _records(frame: str) -> Iterator[tuple[dict[str, Any], str]]:
 _RELAY_ONLY = {ErrorCode.NOT_CONNECTED.value, ErrorCode.BROWSER_NOT_FOUND.value, ErrorCode.BAD_REQUEST.value}
 
 
-def _error(code: ErrorCode | str, message: str, data: Any = None) -> dict[str, Any]:
-    error: dict[str, Any] = {"code": ErrorCode(code).value, "message": message}
-    if data is not None:
-        error["data"] = data
-    return error
-
-
 class Lanes:
     """The relay's lanes: keys granted by browsers, and the sockets bound with them.
 
@@ -193,7 +190,8 @@ class Lanes:
     def __init__(self, browser_connected: Callable[[str], bool]) -> None:
         self._grants: dict[str, _Grant] = {}
         self._granted = asyncio.Event()  # set (and replaced) whenever a grant arrives
-        self._admitted: dict[ServerConnection, _Grant] = {}  # handshakes accepted, not yet served
+        # handshakes accepted, not yet served (weakly: a handshake may still fail after admission)
+        self._admitted: weakref.WeakKeyDictionary[ServerConnection, _Grant] = weakref.WeakKeyDictionary()
         self._waiting = 0
         self._lanes: dict[tuple[str, int, int], Lane] = {}
         self._browser_connected = browser_connected
@@ -283,18 +281,3 @@ class Lanes:
             lane.fail_all("the page navigated away or closed during the call")
         else:
             lane.fail_all("the browser disconnected", ErrorCode.NOT_CONNECTED)
-
-
-_sending: set[asyncio.Task[None]] = set()
-
-
-def _send_soon(connection: ServerConnection, text: str) -> None:
-    """Send without waiting for the page to read it (the task is kept until it is done)."""
-    task = asyncio.ensure_future(_send_quietly(connection, text))
-    _sending.add(task)
-    task.add_done_callback(_sending.discard)
-
-
-async def _send_quietly(connection: ServerConnection, text: str) -> None:
-    with contextlib.suppress(ConnectionClosed):
-        await connection.send(text)

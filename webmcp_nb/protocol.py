@@ -31,7 +31,7 @@ __all__ = [
     "parse_message",
     "request",
     "reply",
-    "error_reply",
+    "error_body",
     "notification",
     "js_module",
 ]
@@ -227,11 +227,12 @@ def reply(id: int, result: Any) -> str:
     return json.dumps({"id": id, "result": result})
 
 
-def error_reply(id: int | None, code: ErrorCode | str, message: str, data: Any = None) -> str:
-    error = {"code": ErrorCode(code).value, "message": message}
+def error_body(code: ErrorCode | str, message: str, data: Any = None) -> dict[str, Any]:
+    """The ``error`` member of a reply."""
+    error: dict[str, Any] = {"code": ErrorCode(code).value, "message": message}
     if data is not None:
         error["data"] = data
-    return json.dumps({"id": id, "error": error})
+    return error
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> str:

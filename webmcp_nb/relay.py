@@ -28,6 +28,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from ._sockets import send_soon
 from ._version import __version__
 from .lanes import LaneFailure, Lanes
 from .protocol import (
@@ -37,7 +38,7 @@ from .protocol import (
     ErrorCode,
     InstalledSkill,
     Method,
-    error_reply,
+    error_body,
     notification,
     parse_message,
 )
@@ -96,7 +97,7 @@ class _SocketClient:
         self.connection = connection
 
     def deliver(self, frame: Frame) -> None:
-        Relay._send(self.connection, frame.text)
+        send_soon(self.connection, frame.text)
 
 
 @dataclass
@@ -162,7 +163,7 @@ class Relay:
         self._browsers: dict[str, _BrowserPeer] = {}
         self._clients: set[RelayClient] = set()
         self.lanes = Lanes(lambda browser_id: browser_id in self._browsers)
-        """Frames' direct sockets; ``lanes.refused`` counts sockets closed for a missing or wrong key."""
+        """Frames' direct sockets; ``lanes.refused`` counts handshakes refused for a missing or wrong key."""
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
         self._server: Server | None = None
@@ -277,7 +278,7 @@ class Relay:
             self._fail_pending(info.id, "the browser reconnected")
             await previous.connection.close()
         self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
-        self._send(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
+        send_soon(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
         try:
             async for raw in connection:
                 self._on_browser_message(peer, raw)
@@ -358,36 +359,36 @@ class Relay:
         self.attach(client)
         try:
             async for raw in connection:
-                await self._on_client_message(client, raw)
+                self._on_client_message(client, raw)
         except ConnectionClosed:
             pass
         finally:
             self.detach(client)
 
-    async def _on_client_message(self, client: _SocketClient, raw: str | bytes) -> None:
+    def _on_client_message(self, client: _SocketClient, raw: str | bytes) -> None:
         try:
             msg = parse_message(raw)
         except ValueError as exc:
-            self._send(client.connection, error_reply(None, ErrorCode.BAD_REQUEST, str(exc)))
+            client.deliver(_error_frame(None, ErrorCode.BAD_REQUEST, str(exc)))
             return
         if msg.is_notification:
             self.notify(client, msg.method or "", msg.params)
         elif msg.is_request:
             assert msg.id is not None and msg.method is not None
-            await self.request(client, msg.id, msg.method, msg.params)
+            self.request(client, msg.id, msg.method, msg.params)
         else:
-            self._send(client.connection, error_reply(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
+            client.deliver(_error_frame(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
 
     def notify(self, client: RelayClient, method: str, params: dict[str, Any]) -> None:
         """A client's notification: only ``events.push`` (for a browser's side panels) is understood."""
         if method == Method.EVENTS_PUSH.value:
             peer = self._browsers.get(params.get("browserId"))  # type: ignore[arg-type]
             if peer is not None:
-                self._send(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
+                send_soon(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
         else:
             client.deliver(_error_frame(None, ErrorCode.BAD_REQUEST, "clients may only send requests"))
 
-    async def request(self, client: RelayClient, client_id: int, method: str, params: dict[str, Any]) -> None:
+    def request(self, client: RelayClient, client_id: int, method: str, params: dict[str, Any]) -> None:
         """A client's request; its reply is delivered to ``client`` when it comes."""
         if method not in FORWARDED_METHODS:
             client.deliver(_error_frame(client_id, ErrorCode.UNKNOWN_METHOD, f"unknown method {method!r}"))
@@ -402,7 +403,7 @@ class Relay:
         rid = next(self._ids)
         self._pending[rid] = _Pending(client, client_id, peer.info.id)
         params = {k: v for k, v in params.items() if k != "browserId"}
-        self._send(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
+        send_soon(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
 
     def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
@@ -433,21 +434,12 @@ class Relay:
         """Side panels show whether a notebook is connected; the standalone chat needs to know."""
         text = notification(Method.RELAY_CLIENTS, {"count": len(self._clients)})
         for peer in self._browsers.values():
-            self._send(peer.connection, text)
+            send_soon(peer.connection, text)
 
     def _broadcast(self, method: Method, params: dict[str, Any]) -> None:
         frame = Frame({"method": method.value, "params": params})
         for client in list(self._clients):
             client.deliver(frame)
-
-    @staticmethod
-    def _send(connection: ServerConnection, text: str) -> None:
-        asyncio.ensure_future(_send_quietly(connection, text))
-
-
-async def _send_quietly(connection: ServerConnection, text: str) -> None:
-    with contextlib.suppress(ConnectionClosed):
-        await connection.send(text)
 
 
 def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[str]) -> str | None:
@@ -456,4 +448,4 @@ def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[str
 
 
 def _error_frame(client_id: int | None, code: ErrorCode, message: str) -> Frame:
-    return Frame({"id": client_id, "error": {"code": code.value, "message": message}})
+    return Frame({"id": client_id, "error": error_body(code, message)})
