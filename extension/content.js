@@ -57,21 +57,23 @@
 
   // The lane: calls come in as JSON (one, or an array); a result goes out as a header line followed by the
   // tool's JSON text as the bridge made it, so it is not encoded a second time. Lane calls have string ids,
-  // the worker's are numbers.
-  function openLane({ url, key }) {
+  // the worker's are numbers. The handshake offers a proof of the worker's one-time key (never the key), and
+  // the relay's first message must carry the proof the worker expects: until then no call is run, so a
+  // program squatting the relay's port cannot drive this frame.
+  function openLane({ url, protocol, expect }) {
     if (lane) return lane.readyState === WebSocket.OPEN && toWorker({ type: 'lane', open: true });
-    if (hidden || typeof url !== 'string' || typeof key !== 'string') return;
+    if (hidden || typeof url !== 'string' || typeof protocol !== 'string' || typeof expect !== 'string') return;
     let ws;
     try {
-      ws = new WebSocket(url, [`webmcp-nb.${key}`]); // the key travels in the handshake: refused there without it
+      ws = new WebSocket(url, [protocol]);
     } catch (_) {
       return toWorker({ type: 'lane', open: false, opened: false });
     }
     let opened = false;
+    let trusted = false;
     lane = ws;
     ws.onopen = () => {
       opened = true;
-      toWorker({ type: 'lane', open: true });
     };
     ws.onmessage = ({ data }) => {
       let messages;
@@ -80,11 +82,17 @@
       } catch (_) {
         return;
       }
+      if (!trusted) {
+        trusted = messages[0]?.type === 'ok' && messages[0].proof === expect;
+        if (!trusted) return ws.close();
+        toWorker({ type: 'lane', open: true });
+        messages = messages.slice(1);
+      }
       bridge.postMessage(messages.filter((m) => FROM_LANE.has(m?.type) && typeof m?.id === 'string'));
     };
     ws.onclose = () => {
       if (lane === ws) lane = null;
-      toWorker({ type: 'lane', open: false, opened });
+      toWorker({ type: 'lane', open: false, opened: opened && trusted });
     };
   }
 

@@ -2,11 +2,13 @@
 // its two extra hops. A page endpoint with tools gets one while the relay is connected, if the policy
 // allows the frame's URL ('loopback' by default: Chrome's Local Network Access lets a loopback page reach
 // 127.0.0.1 without asking; 'all' is for launched browsers started with that check off). The worker tells
-// the relay a fresh key over its own socket, then hands the key to the frame's content script over the
-// frame's port; page scripts can read neither. A lane that never opened is offered to that frame again only
-// after the worker reconnects to the relay.
+// the relay a fresh key over its own authenticated socket, and hands the frame's content script, over the
+// frame's port, a proof of that key for its handshake and the proof the relay must answer with (auth.js);
+// page scripts can read neither, and the key itself never crosses the lane. A lane that never opened is
+// offered to that frame again only after the worker reconnects to the relay.
 import { Method } from './protocol.js';
 import { isConnected, notify, relaySettings } from './relay.js';
+import { laneCredentials } from './auth.js';
 
 const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
@@ -21,19 +23,18 @@ function allowed(policy, url) {
   return policy === 'all' || (policy === 'loopback' && LOOPBACK.test(parsed.hostname));
 }
 
-function randomKey() {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-export function offerLane(endpoint, tabId) {
+export async function offerLane(endpoint, tabId) {
   const settings = relaySettings();
   if (endpoint.lane || !isConnected() || !settings || endpoint.tools.length === 0) return;
   if (!allowed(settings.lanes, endpoint.url)) return;
-  const key = randomKey();
   endpoint.lane = 'offered';
+  const { key, protocol, expect } = await laneCredentials();
+  if (!isConnected()) {
+    endpoint.lane = null;
+    return;
+  }
   notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId });
-  endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), key });
+  endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), protocol, expect });
 }
 
 // The relay is (back) in touch: offer lanes again, also to frames whose lane could not open while it was away.

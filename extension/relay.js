@@ -1,10 +1,16 @@
-// The worker's one WebSocket to the relay: connect (config.json from launch(), else the options page's port,
-// else the default), reconnect with backoff, a keepalive *sent by the worker* every 20 s (Chrome kills an
-// idle worker ~30 s after its last event, open socket or not; server pings do not count), and dispatch of
-// relay requests to handlers.
+// The worker's one WebSocket to the relay: where it is and the secret to prove (config.json from launch(), else
+// the pairing from pairing.js and the options page's port), mutual authentication before anything else crosses
+// (auth.js), reconnect with backoff, a keepalive *sent by the worker* every 20 s (Chrome kills an idle worker
+// ~30 s after its last event, open socket or not; server pings do not count), and dispatch of relay requests.
+// The connection's state (connected, unpaired, a port held by something else…) is kept in
+// chrome.storage.session for the options page and the side panel.
 import { DEFAULT_PORT, ErrorCode, Method } from './protocol.js';
+import { AuthError, authenticate } from './auth.js';
+import { pair, pairingPaused, storedPairing } from './pairing.js';
 
 const KEEPALIVE_MS = 20_000;
+const AUTH_TIMEOUT_MS = 5_000;
+const MAX_BACKOFF_MS = 10_000;
 
 export class RelayError extends Error {
   constructor(code, message, data) {
@@ -14,18 +20,29 @@ export class RelayError extends Error {
   }
 }
 
-let socket = null;
-let settings = null; // {relayUrl, lanes} of the current connection
+let socket = null; // the authenticated socket
+let dialing = null; // the socket being opened and authenticated, then the open one
+let settings = null; // {relayUrl, lanes, secret, source} of the current connection
 let ready = false; // true once hello is sent: the relay refuses a browser whose first message is not hello
 let connecting = null;
 let backoff = 250;
+let retryTimer = 0;
 let keepalive = 0;
 let handlers = {};
 let notificationHandlers = {};
-let hooks = { opened: async () => {}, closed: () => {} };
+let hooks = { opened: async () => {}, closed: () => {}, tick: () => {} };
 
 export const isConnected = () => ready;
 export const relaySettings = () => settings;
+
+// What the options page and the side panel show: {status, detail, relayUrl, since}. `status` is one of
+// connecting, connected, unpaired, untrusted (the port's listener did not prove the secret), offline.
+let state = { status: 'connecting', detail: '', relayUrl: '', since: Date.now() };
+function setState(status, detail = '') {
+  if (state.status === status && state.detail === detail && state.relayUrl === (settings?.relayUrl ?? '')) return;
+  state = { status, detail, relayUrl: settings?.relayUrl ?? '', since: Date.now() };
+  chrome.storage.session.set({ connection: state }).catch(() => {});
+}
 
 function send(message) {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify(message));
@@ -37,54 +54,149 @@ export function notify(method, params) {
 }
 
 // `requestHandlers` maps method → async (params) → result, `notifications` method → (params) → void;
-// `opened` runs before anything else is sent.
-export function configure(requestHandlers, notifications, { opened, closed }) {
+// `opened` runs once the relay proved itself and before anything else is sent; `tick` with each keepalive.
+export function configure(requestHandlers, notifications, { opened, closed, tick }) {
   handlers = requestHandlers;
   notificationHandlers = notifications;
-  hooks = { opened, closed };
+  hooks = { opened, closed, tick };
 }
 
-// Where the relay is and which frames may open lanes to it (see lanes.js): config.json written by
-// launch(), else the options page's port and lanes for loopback pages only.
+// Where the relay is, which frames may open lanes to it (see lanes.js) and the secret both sides prove:
+// config.json written by launch(), else the pairing and the options page's port, with lanes for loopback pages.
 async function loadSettings() {
   let config = {};
   try {
     config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
   } catch (_) { /* no config file: the user's own browser */ }
-  const { port } = config.relayUrl ? {} : await chrome.storage.local.get('port');
-  return {
-    relayUrl: config.relayUrl ?? `ws://127.0.0.1:${port || DEFAULT_PORT}/browser`,
-    lanes: ['off', 'loopback', 'all'].includes(config.lanes) ? config.lanes : 'loopback',
-  };
+  if (config.relayUrl) {
+    const lanes = ['off', 'loopback', 'all'].includes(config.lanes) ? config.lanes : 'loopback';
+    return { relayUrl: config.relayUrl, lanes, secret: config.secret ?? null, source: 'launch' };
+  }
+  const [{ port }, pairing] = await Promise.all([chrome.storage.local.get('port'), storedPairing()]);
+  const relayUrl = `ws://127.0.0.1:${port || pairing?.port || DEFAULT_PORT}/browser`;
+  return { relayUrl, lanes: 'loopback', secret: pairing?.secret ?? null, source: 'pairing' };
+}
+
+// The secret to prove: the stored one, or a fresh pairing through the native host (unless the user paused it).
+async function secretFor(current) {
+  if (current.secret || current.source !== 'pairing') return current;
+  if (await pairingPaused()) {
+    setState('unpaired', 'The pairing was forgotten. Click "Pair now" on the options page to pair again.');
+    return current;
+  }
+  const { problem } = await pair();
+  if (problem) setState('unpaired', problem);
+  return problem ? current : loadSettings();
+}
+
+function retryLater() {
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(connect, backoff);
+  backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
 }
 
 export function connect() {
-  if (socket || connecting) return connecting;
+  if (dialing || connecting) return connecting;
+  clearTimeout(retryTimer);
   connecting = (async () => {
-    settings = await loadSettings();
-    const ws = new WebSocket(settings.relayUrl);
-    ws.onopen = async () => {
-      socket = ws;
-      backoff = 250;
-      await hooks.opened();
-      ready = true;
-      clearInterval(keepalive);
-      keepalive = setInterval(() => notify(Method.PING, {}), KEEPALIVE_MS);
-    };
-    ws.onmessage = (event) => dispatch(event.data);
-    ws.onclose = () => {
-      if (socket === ws) {
-        socket = null;
-        ready = false;
-      }
-      clearInterval(keepalive);
+    try {
+      settings = await secretFor(await loadSettings());
+    } finally {
       connecting = null;
-      hooks.closed();
-      setTimeout(connect, backoff);
-      backoff = Math.min(backoff * 2, 10_000);
-    };
-  })().catch(() => { connecting = null; });
+    }
+    if (settings.secret) open(settings);
+    else retryLater();
+  })().catch(() => retryLater());
   return connecting;
+}
+
+// Drop the connection and dial again at once (the pairing or the port changed).
+export function reconnect() {
+  backoff = 250;
+  const ws = dialing;
+  if (ws && drop(ws)) ws.close();
+  connect();
+}
+
+// Forget a socket: the one being dialled or the open one. False if it was already forgotten.
+function drop(ws) {
+  if (dialing !== ws) return false;
+  dialing = null;
+  if (socket === ws) {
+    socket = null;
+    ready = false;
+    hooks.closed();
+  }
+  clearInterval(keepalive);
+  return true;
+}
+
+function open(current) {
+  const ws = new WebSocket(current.relayUrl);
+  dialing = ws;
+  const inbox = [];
+  let waiting = null;
+  let admitted = false;
+  const next = () => new Promise((resolve, reject) => {
+    if (inbox.length) return resolve(inbox.shift());
+    waiting = { resolve, reject };
+  });
+  const deliver = (message) => (waiting ? (waiting.resolve(message), waiting = null) : inbox.push(message));
+
+  ws.onopen = async () => {
+    const timer = setTimeout(() => ws.close(), AUTH_TIMEOUT_MS);
+    try {
+      await authenticate((message) => ws.send(JSON.stringify(message)), next, current.secret);
+    } catch (error) {
+      ws.close();
+      if (error instanceof AuthError) await distrust(current);
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (dialing !== ws) return;
+    admitted = true;
+    socket = ws;
+    backoff = 250;
+    setState('connected');
+    await hooks.opened();
+    ready = true;
+    clearInterval(keepalive);
+    keepalive = setInterval(() => {
+      notify(Method.PING, {});
+      hooks.tick();
+    }, KEEPALIVE_MS);
+  };
+  ws.onmessage = (event) => {
+    if (admitted) return dispatch(event.data);
+    try {
+      deliver(JSON.parse(event.data));
+    } catch (_) {
+      deliver(null);
+    }
+  };
+  ws.onclose = () => {
+    waiting?.reject(new Error('closed'));
+    if (!drop(ws)) return;
+    if (state.status === 'connected' || state.status === 'connecting') {
+      setState('offline', 'The relay is not running; a notebook starts it with wm.connect().');
+    }
+    retryLater();
+  };
+}
+
+// The listener on the relay's port did not prove the secret. With a pairing, the secret may have been rotated:
+// ask the host once for the current one. Otherwise (or if it is the same) this is not our relay.
+async function distrust(current) {
+  if (current.source === 'pairing' && !(await pairingPaused())) {
+    const { pairing } = await pair();
+    if (pairing && pairing.secret !== current.secret) {
+      backoff = 250;
+      return;
+    }
+  }
+  setState('untrusted', `The program listening at ${current.relayUrl} did not prove the pairing secret, so nothing was sent to it. `
+    + 'Another program may hold the port: run `webmcp-nb doctor` on this computer.');
 }
 
 async function dispatch(raw) {

@@ -1,15 +1,9 @@
 """The command line and the messages a new user meets first."""
 
-import os
-import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-import webmcp_nb as wm
 from webmcp_nb.chromium import extension_path
 
 
@@ -38,31 +32,14 @@ def test_demo_lists_and_calls_the_flight_tools(tmp_path: Path):
     assert "listFlights" in (tmp_path / "report.html").read_text()
 
 
-def test_connect_without_a_browser_says_how_to_load_the_extension(tmp_path: Path, monkeypatch):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
-    try:
-        with pytest.raises(wm.BrowserNotFoundError) as info:
-            wm.connect(port, timeout=1)
-        message = str(info.value)
-        assert "chrome://extensions" in message and "Load unpacked" in message
-        assert str(extension_path()) in message and str(port) in message
-    finally:
-        pid_file = tmp_path / f"relay-{port}.pid"
-        if pid_file.exists():
-            os.kill(int(pid_file.read_text()), signal.SIGTERM)
-
-
-def test_concurrent_first_users_agree_on_one_private_token(tmp_path: Path, monkeypatch):
+def test_concurrent_first_users_agree_on_one_private_secret(tmp_path: Path, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
-    from webmcp_nb.home import read_token
+    from webmcp_nb.home import read_secret
 
     monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
     with ThreadPoolExecutor(8) as pool:
-        tokens = set(pool.map(lambda _: read_token(), range(16)))
-    assert len(tokens) == 1 and len(tokens.pop()) >= 32
-    assert oct((tmp_path / "token").stat().st_mode & 0o777) == "0o600"
-    assert [p.name for p in tmp_path.iterdir()] == ["token"]  # no temporary files left behind
+        found = set(pool.map(lambda _: read_secret(), range(16)))
+    assert len(found) == 1 and len(found.pop()) >= 32
+    assert oct((tmp_path / "secret").stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in tmp_path.iterdir()] == ["secret"]  # no temporary files left behind

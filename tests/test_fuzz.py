@@ -3,13 +3,13 @@ malformed client message gets a clean error reply, and the relay keeps serving."
 
 import json
 
+import peers
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from websockets.sync.client import connect
 
 from webmcp_nb import _loop
-from webmcp_nb.protocol import EXTENSION_ID, ErrorCode
+from webmcp_nb.protocol import ErrorCode
 from webmcp_nb.relay import Relay
 
 CODES = {c.value for c in ErrorCode}
@@ -31,16 +31,14 @@ messages = st.one_of(
 
 @pytest.fixture(scope="module")
 def relay():
-    relay = _loop.run(Relay("fuzz-token").start())
+    relay = _loop.run(Relay("a-fuzzing-secret-of-some-length").start())
     yield relay
     _loop.run(relay.close())
 
 
 @pytest.fixture(scope="module")
 def client(relay):
-    with connect(
-        f"ws://127.0.0.1:{relay.port}/client", additional_headers={"Authorization": "Bearer fuzz-token"}
-    ) as ws:
+    with peers.client_sync(relay.port, relay.secret) as ws:
         assert json.loads(ws.recv())["method"] == "hello"
         yield ws
 
@@ -66,9 +64,7 @@ def test_every_client_message_gets_a_clean_answer_or_none(client, raw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(batch=st.lists(messages, min_size=1, max_size=5))
 def test_a_browser_sending_garbage_does_not_break_the_relay(relay, client, batch):
-    origin = {"Origin": f"chrome-extension://{EXTENSION_ID}"}
-    with connect(f"ws://127.0.0.1:{relay.port}/browser", additional_headers=origin) as browser:
-        browser.send(json.dumps({"method": "hello", "params": {"id": "fuzzed", "tabs": []}}))
+    with peers.browser_sync(relay.port, relay.secret, "fuzzed") as browser:
         for raw in batch:
             browser.send(raw)
     client.send(json.dumps({"id": 7, "method": "tab.sync", "params": {"browserId": "nobody"}}))

@@ -69,7 +69,7 @@ def test_a_page_finds_no_secret_and_cannot_read_the_extension(open_tab, browser)
     assert found["slot"] == "undefined" and found["skills"] == "undefined" and found["globals"] == []
     assert found["config.json"] == found["manifest.json"] == found["worker.js"] == "blocked"
     text = str(found)
-    assert key not in text and browser.relay.token not in text
+    assert key not in text and browser.relay.secret not in text
 
 
 def test_untrusted_tool_output_reaches_the_model_as_marked_data(open_tab):

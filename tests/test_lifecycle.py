@@ -16,6 +16,7 @@ from cdp import stop_service_worker
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess
 from webmcp_nb.connect import start_daemon
+from webmcp_nb.home import read_secret
 
 SEARCH = {
     "origin": "LON",
@@ -72,8 +73,9 @@ CLIENT = textwrap.dedent(
 def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path, monkeypatch):
     port = _free_port()
     env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path)}
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
     # The page loads before any relay exists: the handshake must still carry its tools.
-    chromium = ChromiumProcess(f"ws://127.0.0.1:{port}/browser", url=server.url("flights/"))
+    chromium = ChromiumProcess(f"ws://127.0.0.1:{port}/browser", secret=read_secret(), url=server.url("flights/"))
     pid_file = tmp_path / f"relay-{port}.pid"
     try:
 
@@ -85,7 +87,7 @@ def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path,
         first = run(server.url("early-draft/"))  # starts the daemon on demand, opens a tab, exits
         assert first.returncode == 0, first.stderr
         assert pid_file.exists()
-        assert oct((tmp_path / "token").stat().st_mode & 0o777) == "0o600"
+        assert oct((tmp_path / "secret").stat().st_mode & 0o777) == "0o600"
         tabs = json.loads(first.stdout)
         assert [server.url("flights/"), ["searchFlights"]] in tabs.values()
         assert [server.url("early-draft/"), ["addTodo", "disableTools", "listTodos", "setMode"]] in tabs.values()
@@ -95,7 +97,6 @@ def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path,
         assert json.loads(second.stdout) == tabs
 
         # The daemon dies and another takes its place: this client and the browser both reconnect.
-        monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
         browser = wm.connect(port, timeout=20)
         (flights,) = [t for t in browser.tabs if t.url == server.url("flights/")]
         os.kill(int(pid_file.read_text()), signal.SIGTERM)

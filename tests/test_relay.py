@@ -3,17 +3,14 @@
 import asyncio
 import json
 
-from websockets.asyncio.client import connect
+import peers
 
-from webmcp_nb.protocol import EXTENSION_ID
 from webmcp_nb.relay import Relay
 
 
 async def _client(relay: Relay, browsers: list | None = None):
-    """A token-holding client; checks the browsers its hello lists unless ``browsers`` is None."""
-    ws = await connect(
-        f"ws://127.0.0.1:{relay.port}/client", additional_headers={"Authorization": f"Bearer {relay.token}"}
-    )
+    """An authenticated client; checks the browsers its hello lists unless ``browsers`` is None."""
+    ws = await peers.client(relay.port, relay.secret)
     hello = json.loads(await ws.recv())
     assert hello["method"] == "hello"
     if browsers is not None:
@@ -23,7 +20,7 @@ async def _client(relay: Relay, browsers: list | None = None):
 
 def test_bad_client_messages_get_clean_errors():
     async def scenario():
-        relay = await Relay("t0ken").start()
+        relay = await Relay("a-test-secret-of-some-length").start()
         try:
             ws = await _client(relay, browsers=[])
             replies = []
@@ -55,7 +52,7 @@ def test_bad_client_messages_get_clean_errors():
 
 def test_daemon_mode_exits_when_idle_but_not_while_a_client_is_connected():
     async def scenario():
-        relay = await Relay("t0ken", idle_timeout=0.2).start()
+        relay = await Relay("a-test-secret-of-some-length", idle_timeout=0.2).start()
         ws = await _client(relay, browsers=[])
         serving = asyncio.ensure_future(relay.serve_forever())
         await asyncio.sleep(1.0)
@@ -69,14 +66,10 @@ def test_daemon_mode_exits_when_idle_but_not_while_a_client_is_connected():
 
 def test_only_the_browser_a_request_went_to_may_answer_it():
     async def fake_browser(relay: Relay, browser_id: str):
-        ws = await connect(
-            f"ws://127.0.0.1:{relay.port}/browser", additional_headers={"Origin": f"chrome-extension://{EXTENSION_ID}"}
-        )
-        await ws.send(json.dumps({"method": "hello", "params": {"id": browser_id, "tabs": []}}))
-        return ws
+        return await peers.browser(relay.port, relay.secret, browser_id)
 
     async def scenario():
-        relay = await Relay("t0ken").start()
+        relay = await Relay("a-test-secret-of-some-length").start()
         try:
             a, b = await fake_browser(relay, "A"), await fake_browser(relay, "B")
             client = await _client(relay, browsers=None)

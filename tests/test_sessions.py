@@ -183,7 +183,7 @@ def test_no_file_written_holds_a_secret(flights, polyfill_browser, tmp_path):
     session.report(tmp_path / "secret" / "report.html")
     replayed = wm.replay_agent(wm.Session.load(session.directory), flights, progress=False)
     replayed.session.save(tmp_path / "replayed")
-    token = polyfill_browser.relay.token
+    token = polyfill_browser.relay.secret
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(written) >= 7  # two JSONL files, four screenshots, the report
     for path in written:

@@ -1,7 +1,9 @@
 """Chromium as a plain subprocess with the extension loaded and a throwaway profile.
 
-The extension is copied next to the profile with a ``config.json`` naming the relay to dial, and the
-profile's Preferences turn on "Allow User Scripts" for it, so skills can run on strict-CSP pages.
+For ``launch()`` the extension is copied next to the profile with a ``config.json`` naming the relay to dial
+and the secret to prove (the folder is private to this account), and the profile's Preferences turn on "Allow
+User Scripts" for it, so skills can run on strict-CSP pages. Without a relay URL the extension is loaded as a
+user loads it, from the package, and pairs through native messaging like in the user's own Chrome.
 """
 
 from __future__ import annotations
@@ -76,8 +78,9 @@ class ChromiumProcess:
 
     def __init__(
         self,
-        relay_url: str,
+        relay_url: str | None,
         *,
+        secret: str | None = None,
         url: str = "about:blank",
         headless: bool = True,
         native_webmcp: bool = False,
@@ -85,35 +88,43 @@ class ChromiumProcess:
         args: tuple[str, ...] | list[str] = (),
         user_scripts: bool = True,
         lanes: str = "loopback",
+        profile: Path | None = None,
     ) -> None:
         binary = find_chromium(executable)
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
+        self.profile_dir = profile or self.dir / "profile"
+        """The user-data folder: a throwaway one, or ``profile`` (kept after ``close()``, like a user's own)."""
         try:
-            self.process = self._start(binary, relay_url, url, headless, native_webmcp, list(args), user_scripts, lanes)
+            self.extension_dir = self._extension(relay_url, secret, lanes)
+            self._seed_profile(user_scripts)
+            self.process = self._start(binary, url, headless, native_webmcp, list(args), lanes)
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
         self._finalizer = weakref.finalize(self, _stop, self.process, self.dir)
 
-    def _start(
-        self,
-        binary: str,
-        relay_url: str,
-        url: str,
-        headless: bool,
-        native_webmcp: bool,
-        args: list[str],
-        user_scripts: bool,
-        lanes: str,
-    ) -> subprocess.Popen[bytes]:
-        self.extension_dir = self.dir / "extension"
-        self.profile_dir = self.dir / "profile"
-        shutil.copytree(extension_path(), self.extension_dir)
-        (self.extension_dir / "config.json").write_text(json.dumps({"relayUrl": relay_url, "lanes": lanes}))
-        # Chrome's per-extension "Allow User Scripts" toggle, which skills need; no flag sets it.
+    def _extension(self, relay_url: str | None, secret: str | None, lanes: str) -> Path:
+        """A private copy of the extension that dials ``relay_url`` with ``secret``, or the packaged one."""
+        if relay_url is None:
+            return extension_path()
+        folder = self.dir / "extension"
+        shutil.copytree(extension_path(), folder)
+        config = {"relayUrl": relay_url, "lanes": lanes, "secret": secret}
+        (folder / "config.json").write_text(json.dumps(config))
+        return folder
+
+    def _seed_profile(self, user_scripts: bool) -> None:
+        """Chrome's per-extension "Allow User Scripts" toggle, which skills need; no flag sets it."""
+        preferences = self.profile_dir / "Default" / "Preferences"
+        if preferences.exists():
+            return
         prefs = {"extensions": {"settings": {EXTENSION_ID: {"user_scripts_enabled": user_scripts}}}}
-        (self.profile_dir / "Default").mkdir(parents=True)
-        (self.profile_dir / "Default" / "Preferences").write_text(json.dumps(prefs))
+        preferences.parent.mkdir(parents=True, exist_ok=True)
+        preferences.write_text(json.dumps(prefs))
+
+    def _start(
+        self, binary: str, url: str, headless: bool, native_webmcp: bool, args: list[str], lanes: str
+    ) -> subprocess.Popen[bytes]:
         flags = [
             binary,
             *BASE_FLAGS,

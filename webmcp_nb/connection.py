@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from .errors import NotConnectedError, PermissionDeniedError, ToolTimeoutError, error_from_code
-from .protocol import Method, notification, request
+from . import auth
+from .errors import NotConnectedError, PortInUseError, ToolTimeoutError, error_from_code
+from .protocol import Method, notification, parse_message, request
 from .relay import MAX_MESSAGE_BYTES
 
 if TYPE_CHECKING:
     from .relay import Frame, Relay
 
-__all__ = ["Connection", "LocalConnection", "LOST"]
+__all__ = ["Connection", "LocalConnection", "LOST", "RELAY_WAIT"]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,13 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 LOST = "connection.lost"
 """What listeners get when the socket to the relay drops; a fresh ``hello`` follows the reconnect."""
+
+HANDSHAKE_TIMEOUT = 2.0
+"""Seconds the relay has to answer the WebSocket handshake (a silent listener must not stall a cell)."""
+AUTH_TIMEOUT = 2.0
+"""Seconds the relay has to prove the secret once the socket is open."""
+RELAY_WAIT = 2.0
+"""Seconds a request waits for a lost relay connection to come back before it fails."""
 
 
 class _Link:
@@ -108,6 +116,14 @@ class LocalConnection(_Link):
     def deliver(self, frame: Frame) -> None:
         self._dispatch(frame.message)
 
+    @property
+    def ready(self) -> bool:
+        return self._attached
+
+    async def wait_ready(self, limit: float = 0.0) -> None:
+        if not self._attached:
+            raise NotConnectedError("the connection was closed")
+
     async def open(self, timeout: float = 10.0) -> None:
         self._relay.attach(self)
         self._attached = True
@@ -134,44 +150,102 @@ class LocalConnection(_Link):
 
 
 class Connection(_Link):
-    """One client connection to a relay at ``url`` (``ws://127.0.0.1:PORT``) presenting ``token``.
+    """One client connection to the relay on 127.0.0.1:``port``, authenticated with the pairing secret.
 
-    Runs on the library's loop. Listeners get every notification as ``(method, params)``, and ``hello``
-    again after each reconnect.
+    Runs on the library's loop. Before sending anything else it makes the relay prove it knows the secret
+    (:mod:`webmcp_nb.auth`); a listener that cannot is not our relay, and gets nothing but a nonce. Listeners
+    get every notification as ``(method, params)``, and ``hello`` again after each reconnect.
+    ``on_refused`` is called when nothing listens on the port any more (``connect()`` restarts the daemon).
     """
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(
+        self,
+        port: int,
+        secret: str | Callable[[], str],
+        *,
+        on_refused: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__()
-        self.url = url.rstrip("/") + "/client"
-        self._token = token
+        self.port = port
+        self.url = f"ws://127.0.0.1:{port}/client"
+        self._secret: Callable[[], str] = secret if callable(secret) else (lambda: secret)
+        self._on_refused = on_refused
         self._ws: ClientConnection | None = None
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
+        self._wake = asyncio.Event()
+        self.relay_info: dict[str, Any] = {}
+        """What the relay said of itself when it proved the secret: ``relayVersion``, ``pid``."""
+        self.last_error: NotConnectedError | None = None
+        """Why the last attempt to (re)connect failed."""
+
+    @property
+    def ready(self) -> bool:
+        """Whether the link to the relay is up (authenticated, ``hello`` received)."""
+        return self._ws is not None and self._ready.is_set()
 
     async def open(self, timeout: float = 10.0) -> None:
-        """Connect once; raises ``NotConnectedError`` or ``PermissionDeniedError`` (bad token)."""
+        """Connect once; raises ``NotConnectedError`` (nothing listens), or ``PortInUseError`` (something that
+        is not this account's relay listens), within a few seconds either way."""
         await self._connect(timeout)
         self._reader = asyncio.create_task(self._read_forever())
         await asyncio.wait_for(self._ready.wait(), timeout)
 
     async def _connect(self, timeout: float) -> None:
         try:
-            self._ws = await connect(
+            self._ws = await self._dial(timeout)
+            self.last_error = None
+        except NotConnectedError as exc:
+            self.last_error = exc
+            raise
+
+    async def _dial(self, timeout: float) -> ClientConnection:
+        try:
+            ws = await connect(
                 self.url,
-                additional_headers={"Authorization": f"Bearer {self._token}"},
                 max_size=MAX_MESSAGE_BYTES,
                 compression=None,
-                open_timeout=timeout,
+                open_timeout=min(timeout, HANDSHAKE_TIMEOUT),
                 ping_interval=20,
                 ping_timeout=40,
             )
         except InvalidStatus as exc:
-            code = exc.response.status_code
-            if code in (401, 403):
-                raise PermissionDeniedError(f"the relay at {self.url} refused this client ({code})") from None
-            raise NotConnectedError(f"the relay at {self.url} answered {code}") from None
-        except (OSError, TimeoutError, InvalidHandshake) as exc:
-            raise NotConnectedError(f"no relay at {self.url}: {exc}") from None
+            status = exc.response.status_code
+            if status == 503:
+                raise NotConnectedError(f"the relay on port {self.port} is busy authenticating others") from None
+            raise PortInUseError(self.port, f"it answered HTTP {status} instead of the relay's handshake") from None
+        except ConnectionRefusedError:
+            raise NotConnectedError(f"no relay is running on 127.0.0.1:{self.port}") from None
+        except (InvalidHandshake, TimeoutError, EOFError) as exc:
+            raise PortInUseError(self.port, f"it did not complete a WebSocket handshake ({_reason(exc)})") from None
+        except OSError as exc:
+            raise NotConnectedError(f"cannot reach 127.0.0.1:{self.port}: {exc}") from None
+        try:
+            self.relay_info = await asyncio.wait_for(self._authenticate(ws), AUTH_TIMEOUT)
+        except (auth.AuthError, TimeoutError, ConnectionClosed, ValueError) as exc:
+            await ws.close()
+            raise PortInUseError(
+                self.port,
+                "it did not prove this account's pairing secret "
+                f"({_reason(exc)}): another user's relay, a relay with another WEBMCP_NB_HOME, or an impostor",
+            ) from None
+        return ws
+
+    async def _authenticate(self, ws: ClientConnection) -> dict[str, Any]:
+        """The client's side of :mod:`webmcp_nb.auth`: nothing but a nonce leaves before the relay's proof."""
+        nonce = auth.new_nonce()
+        await ws.send(json.dumps(auth.hello("client", nonce)))
+        challenge = parse_message(await ws.recv())
+        if challenge.method != Method.AUTH_CHALLENGE.value:
+            raise auth.AuthError(f"expected auth.challenge, got {challenge.method or 'a reply'}")
+        relay_nonce, secret = auth.read_nonce(challenge.params.get("nonce")), self._secret()
+        if not auth.check(auth.relay_proof(secret, "client", nonce, relay_nonce), challenge.params.get("proof")):
+            raise auth.AuthError("a wrong proof")
+        await ws.send(json.dumps(auth.proof(auth.peer_proof(secret, "client", nonce, relay_nonce))))
+        admitted = parse_message(await ws.recv())
+        if admitted.method != Method.AUTH_OK.value:
+            raise auth.AuthError("the relay did not admit this client")
+        return admitted.params
 
     async def _read_forever(self) -> None:
         backoff = 0.2
@@ -191,22 +265,40 @@ class Connection(_Link):
             self._fail_all(NotConnectedError("the connection to the relay was lost"))
             self._emit(LOST, {})
             while not self._closed:
-                await asyncio.sleep(backoff)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), backoff)
+                self._wake.clear()
                 try:
-                    await self._connect(timeout=5.0)
+                    await self._connect(timeout=HANDSHAKE_TIMEOUT)
                     backoff = 0.2
                     break
-                except Exception as exc:  # keep trying whatever a listener on that port answers
+                except NotConnectedError as exc:  # keep trying; an impostor on the port gets only nonces
                     log.info("reconnecting to relay: %s", exc)
+                    if self._on_refused is not None and not isinstance(exc, PortInUseError):
+                        self._on_refused()
                     backoff = min(backoff * 2, 5.0)
 
+    async def wait_ready(self, limit: float = RELAY_WAIT) -> None:
+        """Return once the link is up, reconnecting now rather than at the end of the backoff; with the relay
+        gone, raise ``NotConnectedError`` within ``limit`` seconds, saying why and what to do."""
+        if self.ready:
+            return
+        self._wake.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), limit)
+        if not self.ready:
+            why = self.last_error.message if self.last_error else "the connection to the relay was lost"
+            raise NotConnectedError(
+                f"not connected to the relay on 127.0.0.1:{self.port}: {why}. "
+                "Call wm.connect() again (it starts the relay), or run `webmcp-nb doctor` to see what is wrong."
+            )
+
     async def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:
-        """Send one request and wait for its reply; remote errors raise their mapped exception."""
-        if self._ws is None or not self._ready.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ready.wait(), min(timeout, 5.0))
-        if self._ws is None or not self._ready.is_set():
-            raise NotConnectedError("not connected to the relay")
+        """Send one request and wait for its reply; remote errors raise their mapped exception.
+
+        With the relay gone this fails within :data:`RELAY_WAIT` seconds, saying why and what to do."""
+        await self.wait_ready(min(timeout, RELAY_WAIT))
+        assert self._ws is not None
         rid = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[rid] = future
@@ -225,6 +317,7 @@ class Connection(_Link):
 
     async def close(self) -> None:
         self._closed = True
+        self._wake.set()
         if self._ws is not None:
             await self._ws.close()
         if self._reader is not None:
@@ -232,3 +325,7 @@ class Connection(_Link):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         self._fail_all(NotConnectedError("the connection was closed"))
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__

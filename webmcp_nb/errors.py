@@ -10,6 +10,7 @@ __all__ = [
     "WebMCPError",
     "ProtocolError",
     "NotConnectedError",
+    "PortInUseError",
     "BrowserNotFoundError",
     "TabNotFoundError",
     "ToolNotFoundError",
@@ -49,6 +50,24 @@ class NotConnectedError(WebMCPError, ConnectionError):
     """The relay or the browser is not (or no longer) connected."""
 
     code = ErrorCode.NOT_CONNECTED
+
+
+class PortInUseError(NotConnectedError):
+    """Something that is not this account's relay holds the relay's port; nothing was sent to it but a nonce.
+
+    ``port`` is the port, ``holder`` what is known of the program holding it (pid, user, command)."""
+
+    def __init__(self, port: int, why: str) -> None:
+        from .listeners import describe_holder
+
+        self.port = port
+        self.holder = describe_holder(port)
+        super().__init__(
+            f"port {port} is in use by another program ({self.holder}): {why}. Stop that program, or use "
+            f"another port: set WEBMCP_NB_PORT (and the same port in the extension's options). "
+            "`webmcp-nb doctor` shows who holds the port.",
+            data={"port": port, "holder": self.holder},
+        )
 
 
 class BrowserNotFoundError(WebMCPError, LookupError):

@@ -1,4 +1,5 @@
-"""Where webmcp-nb keeps its per-user files: the relay token (0600) and the daemon's log."""
+"""Where webmcp-nb keeps its per-user files: the pairing secret (0600), the daemon's pid and log, pairing
+records. Standard library only: the native-messaging host imports this and must start fast."""
 
 from __future__ import annotations
 
@@ -8,7 +9,11 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["home", "read_token", "relay_port"]
+from .identity import DEFAULT_PORT
+
+__all__ = ["home", "read_secret", "rotate_secret", "relay_port"]
+
+SECRET_FILE = "secret"
 
 
 def home() -> Path:
@@ -23,50 +28,54 @@ def home() -> Path:
     return base
 
 
-def read_token() -> str:
-    """The relay token, created on first use in a file only this user can read.
+def read_secret() -> str:
+    """The pairing secret the relay, its clients and the extension prove they know; created on first use in
+    a file only this user can read.
 
-    Created atomically (written to a private temporary file, then linked into place), so concurrent
-    first users agree on one token. A token file that is a symlink, belongs to someone else, or is
-    readable by others is refused or re-permissioned before use.
+    Created atomically (written to a private temporary file, then linked into place), so concurrent first
+    users agree on one secret. A secret file that is a symlink or belongs to someone else is refused; one
+    readable by others is re-permissioned before use.
     """
-    path = home() / "token"
+    path = home() / SECRET_FILE
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
-        return _create_token(path)
+        return _create_secret(path)
     except OSError as exc:
-        raise PermissionError(f"{path}: cannot read the relay token safely ({exc}); delete the file") from None
+        raise PermissionError(f"{path}: cannot read the pairing secret safely ({exc}); delete the file") from None
     with os.fdopen(fd) as f:
         info = os.fstat(f.fileno())
         if hasattr(os, "getuid") and info.st_uid != os.getuid():
             raise PermissionError(f"{path} belongs to another user; delete it")
         if stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(f.fileno(), 0o600)
-        token = f.read().strip()
-    return token or _create_token(path, replace=True)
+        secret = f.read().strip()
+    return secret or _create_secret(path, replace=True)
 
 
-def _create_token(path: Path, *, replace: bool = False) -> str:
-    token = secrets.token_urlsafe(32)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".token-")  # 0600 by construction
+def rotate_secret() -> str:
+    """Replace the secret: peers that knew the old one must pair again (the extension does so by itself)."""
+    return _create_secret(home() / SECRET_FILE, replace=True)
+
+
+def _create_secret(path: Path, *, replace: bool = False) -> str:
+    secret = secrets.token_urlsafe(32)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # 0600 by construction
     with os.fdopen(fd, "w") as f:
-        f.write(token + "\n")
+        f.write(secret + "\n")
     try:
         if replace:
             os.replace(tmp, path)
         else:
             os.link(tmp, path)  # fails if another process created it first: then use theirs
     except FileExistsError:
-        return read_token()
+        return read_secret()
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return token
+    return secret
 
 
 def relay_port(port: int | None = None) -> int:
     """The port to use: the argument, else ``$WEBMCP_NB_PORT``, else the documented default."""
-    from .protocol import DEFAULT_PORT
-
     return port or int(os.environ.get("WEBMCP_NB_PORT") or DEFAULT_PORT)

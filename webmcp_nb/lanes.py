@@ -1,11 +1,14 @@
 """Lanes: a frame's own WebSocket to the relay, so a tool call skips the extension's service worker.
 
 The worker grants a lane to a frame that has tools: it tells the relay a fresh random key over its
-authenticated ``/browser`` socket, and hands the same key to the frame's content script over the
-frame's runtime port, which page scripts cannot read. The content script opens ``/lane`` offering the
-subprotocol ``webmcp-nb.<key>``; the relay checks the key during the HTTP handshake and binds the socket to
-that browser, tab and frame. Pages can open ``/lane`` too (it carries the page's ``Origin``), but without a
-granted key their handshake is refused, before they can send a byte of WebSocket data.
+authenticated ``/browser`` socket, and hands the frame's content script, over the frame's runtime port
+(which page scripts cannot read), what it needs to prove that key without sending it: the subprotocol
+``webmcp-nb.<key id>.<nonce>.<frame proof>`` and the proof the relay must answer with. The relay checks the
+frame's proof during the HTTP handshake and binds the socket to that browser, tab and frame; its first
+message, ``{"type": "ok", "proof"}``, proves to the content script that this is the relay the worker
+trusts, and the content script runs no call before it. Pages can open ``/lane`` too (it carries the page's
+``Origin``), but without a granted key their handshake is refused, before they can send a byte of
+WebSocket data; and a squatter on the port never learns a key.
 
 Frames on the lane: ``{"type": "call", "id", "name", "input", "maxChars"}`` and ``{"type": "cancel",
 "id"}`` from the relay, one or an array of them: calls made while others are in flight leave together
@@ -31,6 +34,7 @@ from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from . import auth
 from ._sockets import send_soon
 from .protocol import ErrorCode, error_body
 
@@ -55,10 +59,17 @@ class LaneFailure(Exception):
 
 @dataclass(frozen=True)
 class _Grant:
+    key: str
     browser_id: str
     tab_id: int
     frame_id: int
     expires: float
+
+
+@dataclass(frozen=True)
+class _Admitted:
+    grant: _Grant
+    nonce: str
 
 
 @dataclass
@@ -191,7 +202,7 @@ class Lanes:
         self._grants: dict[str, _Grant] = {}
         self._granted = asyncio.Event()  # set (and replaced) whenever a grant arrives
         # handshakes accepted, not yet served (weakly: a handshake may still fail after admission)
-        self._admitted: weakref.WeakKeyDictionary[ServerConnection, _Grant] = weakref.WeakKeyDictionary()
+        self._admitted: weakref.WeakKeyDictionary[ServerConnection, _Admitted] = weakref.WeakKeyDictionary()
         self._waiting = 0
         self._lanes: dict[tuple[str, int, int], Lane] = {}
         self._browser_connected = browser_connected
@@ -209,7 +220,7 @@ class Lanes:
         now = time.monotonic()
         if len(self._grants) >= MAX_GRANTS:
             self._grants = {k: g for k, g in self._grants.items() if g.expires > now}
-        self._grants[key] = _Grant(browser_id, tab_id, frame_id, now + GRANT_TTL)
+        self._grants[auth.lane_key_id(key)] = _Grant(key, browser_id, tab_id, frame_id, now + GRANT_TTL)
         self._granted.set()
         self._granted = asyncio.Event()
 
@@ -224,23 +235,24 @@ class Lanes:
 
     @staticmethod
     def key_of(subprotocols: Sequence[str]) -> str | None:
-        """The key a handshake offers as its subprotocol ``webmcp-nb.<key>``."""
+        """The subprotocol ``webmcp-nb.<key id>.<nonce>.<proof>`` a handshake offers, if any."""
         for offered in subprotocols:
             if offered.startswith(SUBPROTOCOL):
                 return offered
         return None
 
     async def admit(self, connection: ServerConnection, subprotocols: Sequence[str]) -> bool:
-        """During the handshake: whether this socket's key was granted (waiting briefly for the grant)."""
+        """During the handshake: whether this socket proves a granted key (waiting briefly for the grant)."""
         offered = self.key_of(subprotocols)
-        if offered is None or self._waiting >= MAX_WAITING:
+        parts = offered.removeprefix(SUBPROTOCOL).split(".") if offered else []
+        if len(parts) != 3 or self._waiting >= MAX_WAITING:
             self.refused += 1
             return False
-        key = offered.removeprefix(SUBPROTOCOL)
+        key_id, nonce, proof = parts
         deadline = time.monotonic() + KEY_TIMEOUT
         self._waiting += 1
         try:
-            while (grant := self._grants.pop(key, None)) is None:
+            while (grant := self._grants.pop(key_id, None)) is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -248,15 +260,21 @@ class Lanes:
                     await asyncio.wait_for(self._granted.wait(), remaining)
         finally:
             self._waiting -= 1
-        if grant is None or grant.expires < time.monotonic():
+        if (
+            grant is None
+            or grant.expires < time.monotonic()
+            or not auth.check(auth.lane_proof(grant.key, "frame", nonce), proof)
+        ):
             self.refused += 1
             return False
-        self._admitted[connection] = grant
+        self._admitted[connection] = _Admitted(grant, nonce)
         return True
 
     async def serve(self, connection: ServerConnection) -> None:
         """Read an admitted socket's results until it closes (the frame went away)."""
-        grant = self._admitted.pop(connection)
+        admitted = self._admitted.pop(connection)
+        grant = admitted.grant
+        send_soon(connection, json.dumps({"type": "ok", "proof": auth.lane_proof(grant.key, "relay", admitted.nonce)}))
         where = (grant.browser_id, grant.tab_id, grant.frame_id)
         lane = Lane(connection, *where)
         previous = self._lanes.get(where)

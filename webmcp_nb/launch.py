@@ -44,7 +44,8 @@ async def alaunch(
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
-    relay = await Relay(secrets.token_urlsafe(32)).start()
+    secret = secrets.token_urlsafe(32)
+    relay = await Relay(secret).start()
     process: ChromiumProcess | None = None
     connection = LocalConnection(relay)
 
@@ -56,6 +57,7 @@ async def alaunch(
     try:
         process = ChromiumProcess(
             f"ws://127.0.0.1:{relay.port}/browser",
+            secret=secret,
             headless=headless,
             native_webmcp=native_webmcp,
             executable=executable,

@@ -15,6 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .identity import DEFAULT_PORT, EXTENSION_ID, HOST_NAME
+
 __all__ = [
     "PROTOCOL_VERSION",
     "DEFAULT_PORT",
@@ -36,14 +38,8 @@ __all__ = [
     "js_module",
 ]
 
-PROTOCOL_VERSION = 1
-"""Bumped on any incompatible change; peers say theirs in ``hello``."""
-
-DEFAULT_PORT = 17830
-"""Where the relay listens on 127.0.0.1 unless told otherwise (``WEBMCP_NB_PORT``)."""
-
-EXTENSION_ID = "fplfpdibakppaigkgefcfokekegeonli"
-"""The extension's id, fixed by the ``key`` in its manifest; browsers must present this origin."""
+PROTOCOL_VERSION = 2
+"""Bumped on any incompatible change; peers say theirs in ``hello``. 2: peers authenticate first."""
 
 
 class ErrorCode(str, Enum):
@@ -93,7 +89,13 @@ class Method(str, Enum):
     EVENTS_PUSH = "events.push"  # client → relay → browser: session events, for the side panel
     PANEL_EVENT = "panel.event"  # browser → relay → clients: something a side panel did (recorded by sessions)
     RELAY_CLIENTS = "relay.clients"  # relay → browsers: how many notebooks/clients are connected
-    LANE_GRANT = "lane.grant"  # browser → relay: the key one frame will present on /lane (see lanes.py)
+    LANE_GRANT = "lane.grant"  # browser → relay: the key one frame will prove it has on /lane (see lanes.py)
+    AUTH_HELLO = "auth.hello"  # peer → relay, first: role and nonce (see auth.py)
+    AUTH_CHALLENGE = "auth.challenge"  # relay → peer: its nonce and its proof
+    AUTH_PROOF = "auth.proof"  # peer → relay: the peer's proof
+    AUTH_OK = "auth.ok"  # relay → peer: admitted
+    RELAY_STATUS = "relay.status"  # client → relay: the relay's own state (for doctor)
+    BROWSER_UPDATED = "browser.updated"  # browser → relay → clients: its settings changed (user scripts)
 
 
 class ToolInfo(BaseModel):
@@ -244,6 +246,7 @@ def js_module() -> str:
     consts = {
         "PROTOCOL_VERSION": PROTOCOL_VERSION,
         "DEFAULT_PORT": DEFAULT_PORT,
+        "HOST_NAME": HOST_NAME,
         "ErrorCode": {c.name: c.value for c in ErrorCode},
         "Method": {m.name: m.value for m in Method},
     }

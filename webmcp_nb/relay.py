@@ -1,23 +1,26 @@
 """The relay: a WebSocket server on 127.0.0.1 between browsers (the extension) and clients (kernels, CLI).
 
-Browsers connect to ``/browser`` and are admitted only with ``Origin: chrome-extension://<our id>``;
-clients connect to ``/client`` with ``Authorization: Bearer <token>`` and no ``Origin`` (a web page
-always sends one), or live in the same process (:class:`~webmcp_nb.connection.LocalConnection`). The relay
-mirrors every browser's tabs so a client that connects later gets the whole state in its ``hello``, and
-forwards ``tab.*``/``tool.*`` requests to the browser a client names. A tool call goes straight to the
-frame's lane (:mod:`webmcp_nb.lanes`) when it has one, else through the browser's service worker.
+Browsers connect to ``/browser`` (with ``Origin: chrome-extension://<our id>``, so web pages are turned away
+at the door), clients to ``/client`` (with no ``Origin``: a web page always sends one), or live in the same
+process (:class:`~webmcp_nb.connection.LocalConnection`). Either kind is admitted only after proving it knows
+the pairing secret, and only after the relay proved it too (:mod:`webmcp_nb.auth`); until then a peer may
+send a few kilobytes, for a few seconds, and only a few peers may be at that stage at once. The relay mirrors
+every browser's tabs so a client that connects later gets the whole state in its ``hello``, and forwards
+``tab.*``/``tool.*`` requests to the browser a client names. A tool call goes straight to the frame's lane
+(:mod:`webmcp_nb.lanes`) when it has one, else through the browser's service worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import itertools
 import json
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -28,6 +31,7 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
+from . import auth
 from ._sockets import send_soon
 from ._version import __version__
 from .lanes import LaneFailure, Lanes
@@ -43,7 +47,16 @@ from .protocol import (
     parse_message,
 )
 
-__all__ = ["Relay", "RelayClient", "Frame", "FORWARDED_METHODS", "MAX_MESSAGE_BYTES"]
+__all__ = [
+    "Relay",
+    "RelayClient",
+    "Frame",
+    "FORWARDED_METHODS",
+    "MAX_MESSAGE_BYTES",
+    "PRE_AUTH_MAX_BYTES",
+    "MAX_UNAUTHENTICATED",
+    "AUTH_TIMEOUT",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +80,13 @@ FORWARDED_METHODS = frozenset(
 """Client requests the relay passes on to the browser named by ``params.browserId``."""
 
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+"""Largest message from an admitted peer: room for a result at any ``max_result_chars`` a user sets."""
+PRE_AUTH_MAX_BYTES = 4096
+"""Largest message before a peer has proved the secret (the auth messages are a few hundred bytes)."""
+MAX_UNAUTHENTICATED = 16
+"""Peers that may be authenticating at once; further handshakes are refused (503) until one finishes."""
+AUTH_TIMEOUT = 5.0
+"""Seconds a peer has to complete authentication, incomplete messages included."""
 HELLO_TIMEOUT = 10.0
 
 
@@ -137,31 +157,36 @@ class _Pending:
 class Relay:
     """The relay server. ``await relay.start()`` binds; ``relay.port`` is the port it got.
 
-    ``idle_timeout`` (seconds) makes it stop by itself once no client has been connected that long
-    (daemon mode); ``None`` keeps it running until :meth:`close`.
+    ``secret`` is the pairing secret, or a function returning the current one (the daemon re-reads its file
+    for every peer, so a rotated secret takes effect at once). ``idle_timeout`` (seconds) makes it stop by
+    itself once no client has been connected that long (daemon mode); ``None`` keeps it running until
+    :meth:`close`.
     """
 
     def __init__(
         self,
-        token: str,
+        secret: str | Callable[[], str],
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         extension_id: str = EXTENSION_ID,
         idle_timeout: float | None = None,
     ) -> None:
-        self.token = token
+        self._secret: Callable[[], str] = secret if callable(secret) else (lambda: secret)
         self.host = host
         self.port = port
         self.extension_id = extension_id
         self.idle_timeout = idle_timeout
         self.refused: list[tuple[str, int]] = []
-        """(path, status) of the last 100 refused handshakes (status 1008: a browser whose first message
-        was not a valid hello), newest last."""
+        """(path, status) of the last 100 refused peers, newest last: HTTP statuses for handshakes refused at
+        the door, 1008 for a peer that failed authentication or whose first message was not a valid hello."""
+        self.auth_failures: Counter[str] = Counter()
+        """Peers that did not prove the secret, by role (``browser``, ``client``)."""
         self.browser_connections = 0
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
         self._clients: set[RelayClient] = set()
+        self._authenticating: set[ServerConnection] = set()
         self.lanes = Lanes(lambda browser_id: browser_id in self._browsers)
         """Frames' direct sockets; ``lanes.refused`` counts handshakes refused for a missing or wrong key."""
         self._pending: dict[int, _Pending] = {}
@@ -169,6 +194,11 @@ class Relay:
         self._server: Server | None = None
         self._last_client = time.monotonic()
         self._idle_task: asyncio.Task[None] | None = None
+
+    @property
+    def secret(self) -> str:
+        """The pairing secret peers must prove they know (never sent over any socket)."""
+        return self._secret()
 
     # ----- lifecycle -----
 
@@ -179,8 +209,9 @@ class Relay:
             self.port,
             process_request=self._admit,
             select_subprotocol=_select_subprotocol,
-            max_size=MAX_MESSAGE_BYTES,
+            max_size=PRE_AUTH_MAX_BYTES,
             compression=None,
+            close_timeout=2,
             ping_interval=20,
             ping_timeout=40,
         )
@@ -216,28 +247,48 @@ class Relay:
         """Every connected browser's state, as sent in ``hello``."""
         return [peer.state() for peer in self._browsers.values()]
 
+    def status(self) -> dict[str, Any]:
+        """What ``relay.status`` answers an authenticated client (``webmcp-nb doctor`` shows it)."""
+        return {
+            "relayVersion": __version__,
+            "pid": os.getpid(),
+            "port": self.port,
+            "clients": len(self._clients),
+            "browsers": [
+                {
+                    "id": peer.info.id,
+                    "userAgent": peer.info.user_agent,
+                    "extensionVersion": peer.info.extension_version,
+                    "userScripts": peer.info.user_scripts,
+                    "tabs": len(peer.tabs),
+                }
+                for peer in self._browsers.values()
+            ],
+            "authFailures": dict(self.auth_failures),
+            "refused": len(self.refused),
+        }
+
     # ----- admission -----
 
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         origin = request.headers.get("Origin")
-        if path == "/lane":  # a content script, with the page's Origin: admitted by the key it offers
+        if path == "/lane":  # a content script, with the page's Origin: admitted by the key it proves
             offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
             if await self.lanes.admit(connection, offered):
                 return None
             return self._refuse(connection, path, 403, "no lane was granted with this key\n")
         if path == "/browser":
-            if origin == f"chrome-extension://{self.extension_id}":
-                return None
-            return self._refuse(connection, path, 403, "browsers must be the webmcp-nb extension\n")
-        if path == "/client":
+            if origin != f"chrome-extension://{self.extension_id}":
+                return self._refuse(connection, path, 403, "browsers must be the webmcp-nb extension\n")
+        elif path == "/client":
             if origin is not None:
                 return self._refuse(connection, path, 403, "web pages may not connect to the relay\n")
-            given = request.headers.get("Authorization", "").encode()
-            if hmac.compare_digest(given, f"Bearer {self.token}".encode()):
-                return None
-            return self._refuse(connection, path, 401, "missing or wrong token\n")
-        return self._refuse(connection, path, 404, "unknown path\n")
+        else:
+            return self._refuse(connection, path, 404, "unknown path\n")
+        if len(self._authenticating) >= MAX_UNAUTHENTICATED:
+            return self._refuse(connection, path, 503, "too many peers are authenticating; try again\n")
+        return None
 
     def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
         self._note_refused(path, status)
@@ -249,12 +300,46 @@ class Relay:
 
     async def _handle(self, connection: ServerConnection) -> None:
         path = urlsplit(connection.request.path).path if connection.request else ""
-        if path == "/browser":
-            await self._serve_browser(connection)
-        elif path == "/lane":
+        if path == "/lane":
+            connection.protocol.max_message_size = MAX_MESSAGE_BYTES
             await self.lanes.serve(connection)
+            return
+        role = "browser" if path == "/browser" else "client"
+        if not await self._authenticate(connection, path, role):
+            return
+        connection.protocol.max_message_size = MAX_MESSAGE_BYTES
+        if role == "browser":
+            await self._serve_browser(connection)
         else:
             await self._serve_client(connection)
+
+    async def _authenticate(self, connection: ServerConnection, path: str, role: str) -> bool:
+        """The relay's side of :mod:`webmcp_nb.auth`; a peer that fails it is closed having learnt one nonce."""
+        self._authenticating.add(connection)
+        try:
+            await asyncio.wait_for(self._exchange_proofs(connection, role), AUTH_TIMEOUT)
+        except (auth.AuthError, ValueError, ValidationError, TimeoutError, ConnectionClosed) as exc:
+            self.auth_failures[role] += 1
+            self._note_refused(path, 1008)
+            log.info("refused a %s peer: %s", role, exc or type(exc).__name__)
+            await connection.close(1008, "authentication failed")
+            return False
+        finally:
+            self._authenticating.discard(connection)
+        return True
+
+    async def _exchange_proofs(self, connection: ServerConnection, role: str) -> None:
+        first = parse_message(await connection.recv())
+        if first.method != Method.AUTH_HELLO.value or first.params.get("role") != role:
+            raise auth.AuthError(f"expected auth.hello for a {role}, got {first.method}")
+        peer_nonce, relay_nonce, secret = auth.read_nonce(first.params.get("nonce")), auth.new_nonce(), self.secret
+        mine = auth.relay_proof(secret, role, peer_nonce, relay_nonce)
+        await connection.send(json.dumps(auth.challenge(relay_nonce, mine)))
+        second = parse_message(await connection.recv())
+        expected = auth.peer_proof(secret, role, peer_nonce, relay_nonce)
+        if second.method != Method.AUTH_PROOF.value or not auth.check(expected, second.params.get("proof")):
+            raise auth.AuthError("a wrong proof")
+        await connection.send(json.dumps(auth.ok(__version__, os.getpid())))
 
     # ----- browsers -----
 
@@ -323,6 +408,11 @@ class Relay:
                 return
             skills = [s.model_dump(by_alias=True) for s in peer.info.skills]
             self._broadcast(Method.SKILLS_UPDATED, {"browserId": peer.info.id, "skills": skills})
+        elif msg.method == Method.BROWSER_UPDATED.value:
+            if isinstance(msg.params.get("userScripts"), bool):
+                peer.info.user_scripts = msg.params["userScripts"]
+                update = {"browserId": peer.info.id, "userScripts": peer.info.user_scripts}
+                self._broadcast(Method.BROWSER_UPDATED, update)
         elif msg.method == Method.PANEL_EVENT.value:
             self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": msg.params.get("event")})
         elif msg.method == Method.TAB_REMOVED.value:
@@ -390,6 +480,9 @@ class Relay:
 
     def request(self, client: RelayClient, client_id: int, method: str, params: dict[str, Any]) -> None:
         """A client's request; its reply is delivered to ``client`` when it comes."""
+        if method == Method.RELAY_STATUS.value:
+            client.deliver(Frame({"id": client_id, "result": self.status()}))
+            return
         if method not in FORWARDED_METHODS:
             client.deliver(_error_frame(client_id, ErrorCode.UNKNOWN_METHOD, f"unknown method {method!r}"))
             return

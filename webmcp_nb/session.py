@@ -9,7 +9,7 @@ On disk a session is a folder::
 
 Format ``webmcp-nb-session`` version 1: each event line is ``{"seq", "ts", "kind", "tab_id", "url",
 "duration_ms", "data"}`` (see :class:`webmcp_nb.events.Event`). Secrets the session knows of (API keys, the
-relay token) are replaced by ``[redacted]`` before anything is written.
+pairing secret) are replaced by ``[redacted]`` before anything is written.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class Session:
         self._unsubscribe = None
         info = browser.info if browser is not None else None
         if browser is not None and browser.relay is not None:
-            self.add_secret(browser.relay.token)
+            self.add_secret(browser.relay.secret)
         active = browser.active_tab if browser is not None else None
         self.header = SessionHeader(
             id=session_id,
