@@ -1,11 +1,69 @@
-// Options page: the relay port (read by the worker when it connects) and the side panel chat's endpoint
-// (`sidecar` = {baseUrl, model, apiKey}), both in chrome.storage.local. The key is only ever shown in the
-// password input here. Listeners are attached before anything is awaited, and stored values fill only
-// fields nobody has typed into yet, so a fast user (or test) never loses input.
+// Options page: the connection and pairing state (kept by the worker in chrome.storage.session), pairing now or
+// forgetting it, the relay port (read by the worker when it connects) and the side panel chat's endpoint
+// (`sidecar` = {baseUrl, model, apiKey}), both in chrome.storage.local. Neither the pairing secret nor the API
+// key is ever shown, except the key in its password input here. Listeners are attached before anything is
+// awaited, and stored values fill only fields nobody has typed into yet, so a fast user (or test) never loses
+// input.
 import { DEFAULT_PORT } from './protocol.js';
+import { forgetPairing, pair } from './pairing.js';
 import { checkSettings, PRESETS } from './sidecar.js';
 
 const $ = (id) => document.getElementById(id);
+
+// ----- connection and pairing -----
+
+const STATES = {
+  connecting: (url) => `Connecting to the relay at ${url}…`,
+  connected: (url) => `Connected to the relay at ${url}.`,
+  offline: (url) => `The relay at ${url} is not running. A notebook starts it with wm.connect().`,
+  unpaired: () => 'Not paired with this computer\'s webmcp-nb.',
+  untrusted: (url) => `The program at ${url} is not your webmcp-nb relay: nothing was sent to it.`,
+};
+
+function since(ms) {
+  const seconds = Math.max(0, (Date.now() - ms) / 1000);
+  if (seconds < 90) return 'just now';
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min ago`;
+  return new Date(ms).toLocaleString();
+}
+
+async function showConnection() {
+  const [{ connection }, { pairing, pairingPaused }] = await Promise.all([
+    chrome.storage.session.get('connection'), chrome.storage.local.get(['pairing', 'pairingPaused']),
+  ]);
+  const state = connection ?? { status: 'connecting', relayUrl: '', detail: '' };
+  const line = $('connection-state');
+  line.dataset.status = state.status;
+  line.textContent = `${(STATES[state.status] ?? STATES.connecting)(state.relayUrl || 'ws://127.0.0.1')} ${state.detail ?? ''}`.trim();
+  let launched = false;
+  try {
+    launched = !!(await (await fetch(chrome.runtime.getURL('config.json'))).json()).relayUrl;
+  } catch (_) { /* the user's own browser */ }
+  $('pairing-state').textContent = launched
+    ? 'This browser was launched by webmcp-nb: it needs no pairing.'
+    : pairing?.secret
+      ? `Paired with this computer's webmcp-nb ${since(pairing.pairedAt)}${pairing.home ? ` (${pairing.home})` : ''}.`
+      : pairingPaused ? 'Pairing forgotten: nothing pairs until you click "Pair now".' : 'Not paired yet.';
+  $('forget-pairing').disabled = launched || !pairing?.secret;
+  $('pair-now').disabled = launched;
+}
+
+const pairingStatus = $('pairing-status');
+$('pair-now').addEventListener('click', async () => {
+  pairingStatus.textContent = 'Pairing…';
+  const { problem } = await pair();
+  pairingStatus.textContent = problem ?? 'Paired. The extension reconnects now.';
+  pairingStatus.classList.toggle('bad', !!problem);
+});
+$('forget-pairing').addEventListener('click', async () => {
+  await forgetPairing();
+  pairingStatus.textContent = 'Forgotten. Nothing pairs again until you click "Pair now".';
+  pairingStatus.classList.remove('bad');
+});
+chrome.storage.onChanged.addListener((changes, area) => {
+  if ((area === 'session' && 'connection' in changes) || (area === 'local' && ('pairing' in changes || 'pairingPaused' in changes))) showConnection();
+});
+showConnection();
 
 // ----- relay port -----
 

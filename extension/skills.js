@@ -4,7 +4,7 @@
 // patterns (auto-injection on every matching load) and executed at once in matching open tabs and in tabs
 // it was injected into by hand. Enable/disable and per-tool disable only change what the mirror shows.
 import { ErrorCode, Method } from './protocol.js';
-import { RelayError, notify } from './relay.js';
+import { RelayError, isConnected, notify } from './relay.js';
 import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
 import { skillsChanged } from './panel.js';
 
@@ -21,7 +21,7 @@ export function skillsState() {
   return Array.from(installed.values(), ({ source, ...rest }) => rest);
 }
 
-export async function userScriptsAvailable() {
+async function userScriptsAvailable() {
   try {
     await chrome.userScripts.getScripts();
     return true;
@@ -30,11 +30,28 @@ export async function userScriptsAvailable() {
   }
 }
 
+// Chrome's "Allow User Scripts" toggle can change at any time without restarting this worker (the API appears
+// and disappears). Each check configures the USER_SCRIPT world once it is on (its messaging is what lets a
+// skill's runtime answer) and tells the relay when the state changed; hello carries it too.
+let reported = null;
+let worldReady = false;
+export async function checkUserScripts({ announce = true } = {}) {
+  const available = await userScriptsAvailable();
+  if (available && !worldReady) {
+    await chrome.userScripts.configureWorld({ messaging: true });
+    worldReady = true;
+  }
+  if (!available) worldReady = false;
+  if (announce && available !== reported && isConnected()) notify(Method.BROWSER_UPDATED, { userScripts: available });
+  reported = available;
+  return available;
+}
+
 const USER_SCRIPTS_OFF = 'Skills need the "Allow User Scripts" toggle of the webmcp-nb extension: open '
   + `chrome://extensions/?id=${chrome.runtime.id} and turn it on (Chrome 138+; older Chrome: Developer mode).`;
 
 async function requireUserScripts() {
-  if (!(await userScriptsAvailable())) throw new RelayError(ErrorCode.PERMISSION_DENIED, USER_SCRIPTS_OFF);
+  if (!(await checkUserScripts())) throw new RelayError(ErrorCode.PERMISSION_DENIED, USER_SCRIPTS_OFF);
 }
 
 async function persist() {
@@ -46,7 +63,7 @@ async function persist() {
 export async function restoreSkills() {
   const { skills = [] } = await chrome.storage.session.get('skills');
   for (const skill of skills) installed.set(skill.name, skill);
-  if (await userScriptsAvailable()) await chrome.userScripts.configureWorld({ messaging: true });
+  await checkUserScripts({ announce: false });
 }
 
 // The code that runs after the runtime: tools.js inside a function whose parameters are its API.
@@ -67,18 +84,19 @@ async function register(skill) {
   if (skill.match.length) await chrome.userScripts.register([script]);
 }
 
-// Runs the skill in a tab now and resolves once the mirror has the tools it reported.
+// Runs the skill in a tab now and resolves once the mirror has the tools it reported. `broken` marks a
+// failure of the machinery (the script did not run, or its runtime never answered), not a health verdict.
 async function inject(skill, tabId) {
   const report = expectReport(tabId);
   try {
     const [injection] = await chrome.userScripts.execute({
       target: { tabId }, js: [...RUNTIME, { code: code(skill, report.syncId) }], world: 'USER_SCRIPT',
     });
-    if (injection?.error) return { tabId, ok: false, reason: String(injection.error), tools: [] };
+    if (injection?.error) return { tabId, ok: false, reason: String(injection.error), tools: [], broken: true };
     await report.arrived;
-    return { tabId, ...(injection?.result ?? { ok: false, reason: 'the skill runtime gave no answer', tools: [] }) };
+    return { tabId, ...(injection?.result ?? { ok: false, reason: 'the skill runtime gave no answer', tools: [], broken: true }) };
   } catch (error) {
-    return { tabId, ok: false, reason: String(error?.message ?? error), tools: [] };
+    return { tabId, ok: false, reason: String(error?.message ?? error), tools: [], broken: true };
   } finally {
     report.cancel();
   }
@@ -91,6 +109,20 @@ async function matchingTabs(patterns) {
   } catch (error) {
     throw new RelayError(ErrorCode.INVALID_ARGS, `Bad URL pattern in match: ${error.message}`);
   }
+}
+
+// Put back what was installed under `name` before a failed install (or nothing).
+async function restore(name, previous) {
+  if (previous) {
+    installed.set(name, previous);
+    await register(previous).catch(() => {});
+  } else {
+    installed.delete(name);
+    await chrome.userScripts.unregister({ ids: [`skill:${name}`] }).catch(() => {});
+    tellEndpoints({ type: 'remove', skill: name });
+  }
+  markAllDirty();
+  flushDirty();
 }
 
 export const skillHandlers = {
@@ -113,8 +145,19 @@ export const skillHandlers = {
     };
     const targets = new Set([...(await matchingTabs(entry.match)), ...entry.tabs]);
     installed.set(entry.name, entry);
-    await register(entry);
-    const results = await Promise.all([...targets].map((id) => inject(entry, id)));
+    let results;
+    try {
+      await register(entry);
+      results = await Promise.all([...targets].map((id) => inject(entry, id)));
+    } catch (error) {
+      await restore(entry.name, previous);
+      throw error;
+    }
+    const wanted = results.find((r) => r.tabId === tabId);
+    if (wanted?.broken) { // the skill could not run where it was asked to: leave nothing half-installed
+      await restore(entry.name, previous);
+      throw new RelayError(ErrorCode.INTERNAL, `The skill ${entry.name} could not run in tab ${tabId}: ${wanted.reason}`);
+    }
     flushDirty(); // the tabs' new tools reach clients before this reply
     await persist();
     return { skill: entry.name, results };

@@ -1,11 +1,11 @@
 // The service worker's entry: wires the relay connection to the tab mirror, tool calls, tab actions and
 // skills. Listeners are registered at the top level so a restarted worker receives the event that woke it.
 import { Method, PROTOCOL_VERSION } from './protocol.js';
-import { configure, connect, isConnected, notify } from './relay.js';
+import { configure, connect, isConnected, notify, reconnect } from './relay.js';
 import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
 import { callTool } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
-import { restoreSkills, skillHandlers, skillsState, userScriptsAvailable } from './skills.js';
+import { checkUserScripts, restoreSkills, skillHandlers, skillsState } from './skills.js';
 import { addEvents, attachPanel, relayChanged, setClients } from './panel.js';
 
 const PANEL = 'webmcp-nb-panel';
@@ -36,7 +36,7 @@ configure(
         protocolVersion: PROTOCOL_VERSION,
         userAgent: navigator.userAgent,
         extensionVersion: chrome.runtime.getManifest().version,
-        userScripts: await userScriptsAvailable(),
+        userScripts: await checkUserScripts({ announce: false }),
         skills: skillsState(),
         tabs: Array.from(tabs.keys(), tabInfo),
       });
@@ -48,8 +48,14 @@ configure(
       tellEndpoints({ type: 'relay', connected: false });
       setClients(0);
     },
+    tick: () => checkUserScripts(),
   },
 );
+
+// A new pairing (from the native host, or the options page) or another port: dial again with it.
+chrome.storage.onChanged.addListener((changes, area) => {
+  if (area === 'local' && ('pairing' in changes || 'port' in changes)) reconnect();
+});
 
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PAGE) attach(port, PAGE, isConnected());

@@ -2,78 +2,157 @@
 
 ``wm.launch()`` starts a headless Chromium with the extension; ``wm.connect()`` attaches to your own
 Chrome through the relay daemon. Then ``tab.tools`` lists a page's tools and ``tab.call(...)`` runs one.
+
+Names are imported on first use, so the relay daemon and the native-messaging host (which import a few
+submodules) start without loading the agent, widgets and their dependencies.
 """
 
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
-from .browser import PNG, Browser, Tab, UserScriptsWarning
-from .connect import aconnect, connect
-from .demo_server import DemoServer, serve_demo
-from .errors import (
-    BrowserNotFoundError,
-    ConfirmationRequiredError,
-    InvalidArgumentsError,
-    ModelError,
-    NavigatedError,
-    NotConnectedError,
-    ResultTooLargeError,
-    SkillHealthError,
-    TabNotFoundError,
-    ToolError,
-    ToolNotFoundError,
-    ToolTimeoutError,
-    WebMCPError,
-)
-from .launch import alaunch, launch
-from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
-from .session import Session
-from .skills import InjectionResult, Skill, SkillHealthWarning
-from .tools import Tool, ToolMap, ToolResult
+
+if TYPE_CHECKING:
+    from .agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
+    from .browser import PNG, Browser, Tab, UserScriptsWarning
+    from .connect import BrowserSummary, abrowsers, aconnect, browsers, connect
+    from .demo_server import DemoServer, serve_demo
+    from .doctor import Diagnosis, adoctor, doctor
+    from .errors import (
+        BrowserNotFoundError,
+        ConfirmationRequiredError,
+        InvalidArgumentsError,
+        ModelError,
+        NavigatedError,
+        NotConnectedError,
+        PermissionDeniedError,
+        PortInUseError,
+        ResultTooLargeError,
+        SkillHealthError,
+        TabNotFoundError,
+        ToolError,
+        ToolNotFoundError,
+        ToolTimeoutError,
+        WebMCPError,
+    )
+    from .launch import alaunch, launch
+    from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
+    from .session import Session
+    from .skills import InjectionResult, Skill, SkillHealthWarning
+    from .tools import Tool, ToolMap, ToolResult
+
+_WHERE = {
+    "agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
+    "browser": ("PNG", "Browser", "Tab", "UserScriptsWarning"),
+    "connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
+    "demo_server": ("DemoServer", "serve_demo"),
+    "doctor": ("Diagnosis", "adoctor", "doctor"),
+    "errors": (
+        "BrowserNotFoundError",
+        "ConfirmationRequiredError",
+        "InvalidArgumentsError",
+        "ModelError",
+        "NavigatedError",
+        "NotConnectedError",
+        "PermissionDeniedError",
+        "PortInUseError",
+        "ResultTooLargeError",
+        "SkillHealthError",
+        "TabNotFoundError",
+        "ToolError",
+        "ToolNotFoundError",
+        "ToolTimeoutError",
+        "WebMCPError",
+    ),
+    "launch": ("alaunch", "launch"),
+    "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
+    "session": ("Session",),
+    "skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
+    "tools": ("Tool", "ToolMap", "ToolResult"),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
 __all__ = [
     "__version__",
+    "panel",
     "Agent",
     "AgentResult",
     "AgentRun",
     "ConfirmationRequest",
     "Step",
-    "ConfirmationRequiredError",
-    "connect",
-    "aconnect",
-    "launch",
-    "alaunch",
+    "PNG",
     "Browser",
     "Tab",
-    "Tool",
-    "ToolMap",
-    "ToolResult",
-    "PNG",
     "UserScriptsWarning",
-    "Skill",
-    "panel",
-    "Session",
-    "ReplayReport",
-    "replay_agent",
-    "replay_calls",
-    "areplay_agent",
-    "areplay_calls",
-    "InjectionResult",
-    "SkillHealthWarning",
-    "SkillHealthError",
+    "BrowserSummary",
+    "abrowsers",
+    "aconnect",
+    "browsers",
+    "connect",
     "DemoServer",
     "serve_demo",
-    "WebMCPError",
+    "Diagnosis",
+    "adoctor",
+    "doctor",
     "BrowserNotFoundError",
+    "ConfirmationRequiredError",
     "InvalidArgumentsError",
     "ModelError",
     "NavigatedError",
     "NotConnectedError",
+    "PermissionDeniedError",
+    "PortInUseError",
     "ResultTooLargeError",
+    "SkillHealthError",
     "TabNotFoundError",
     "ToolError",
     "ToolNotFoundError",
     "ToolTimeoutError",
+    "WebMCPError",
+    "alaunch",
+    "launch",
+    "ReplayReport",
+    "areplay_agent",
+    "areplay_calls",
+    "replay_agent",
+    "replay_calls",
+    "Session",
+    "InjectionResult",
+    "Skill",
+    "SkillHealthWarning",
+    "Tool",
+    "ToolMap",
+    "ToolResult",
 ]
+
+
+class _Package(types.ModuleType):
+    """This package: importing a submodule that shares a name with one of ours (``connect``, ``launch``,
+    ``doctor``) must not replace the function by the module, as Python's import system would."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not (isinstance(value, types.ModuleType) and name in _MODULE_OF):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'webmcp_nb' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def load_ipython_extension(ipython: object) -> None:

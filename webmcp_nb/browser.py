@@ -324,6 +324,8 @@ class Browser:
         self._closed = False
         self.process: ChromiumProcess | None = None
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
+        self.available: dict[str, dict[str, Any]] = {}
+        """Every browser connected to the relay, by id (a relay may serve several)."""
         self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
@@ -341,18 +343,27 @@ class Browser:
 
     def _on_event(self, method: str, params: dict[str, Any]) -> None:
         if method == Method.HELLO.value:
-            browsers = params.get("browsers") or []
-            mine = [b for b in browsers if self.id in (None, b.get("id"))]
-            if mine:
-                self._bind(mine[0])
+            self.available = {b["id"]: b for b in params.get("browsers") or [] if isinstance(b, dict) and "id" in b}
+            mine = self.available.get(self.id) if self.id else None
+            if mine is None and self.id is None and len(self.available) == 1:
+                mine = next(iter(self.available.values()))
+            if mine is not None:
+                self._bind(mine)
             else:
                 self._connected = False
         elif method == Method.BROWSER_ADDED.value:
-            if self.id in (None, params["browser"].get("id")):
-                self._bind(params["browser"])
+            state = params.get("browser") or {}
+            self.available[state.get("id")] = state
+            if self.id == state.get("id") or (self.id is None and len(self.available) == 1):
+                self._bind(state)
         elif method == Method.BROWSER_REMOVED.value:
+            self.available.pop(params.get("browserId"), None)  # type: ignore[arg-type]
             if params.get("browserId") == self.id:
                 self._connected = False
+        elif method == Method.BROWSER_UPDATED.value:
+            if params.get("browserId") == self.id and self.info is not None and "userScripts" in params:
+                self.info.user_scripts = bool(params["userScripts"])
+                self.events.emit("browser.updated", user_scripts=self.info.user_scripts)
         elif method == LOST:
             self._connected = False
         elif method == Method.PANEL_EVENT.value:
@@ -461,11 +472,16 @@ class Browser:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    async def _wait_until(self, predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    async def _wait_until(
+        self, predicate: Callable[[], bool], timeout: float, what: str, *, quiet: bool = False
+    ) -> None:
+        """Wait until ``predicate()`` holds; after ``timeout`` raise ``ToolTimeoutError``, or return if ``quiet``."""
         deadline = asyncio.get_running_loop().time() + timeout
         while not predicate():
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
+                if quiet:
+                    return
                 raise ToolTimeoutError(f"gave up waiting for {what} after {timeout:g} s")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
@@ -477,12 +493,16 @@ class Browser:
             raise BrowserNotFoundError(
                 f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
             ) from None
+        self._warn_if_skills_off()
+
+    def _warn_if_skills_off(self) -> None:
         if self.info is not None and not self.info.user_scripts:
-            warnings.warn(USER_SCRIPTS_OFF, UserScriptsWarning, stacklevel=3)
+            warnings.warn(USER_SCRIPTS_OFF, UserScriptsWarning, stacklevel=4)
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
-        if not self._connected:  # a restarted service worker is usually back within a second
-            with contextlib.suppress(ToolTimeoutError):
+        if not self._connected:
+            await self._connection.wait_ready()  # the relay itself gone: fails fast, saying what to do
+            with contextlib.suppress(ToolTimeoutError):  # a restarted service worker is usually back in a second
                 await self._wait_until(lambda: self._connected, min(timeout, RECONNECT_GRACE), "the browser")
         return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
 

@@ -1,4 +1,5 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``bench``, ``relay``, ``extension-path``, ``serve-demo``."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``bench``, ``relay``, ``pair``, ``doctor``, ``browsers``,
+``extension-path``, ``serve-demo``."""
 
 from __future__ import annotations
 
@@ -13,24 +14,41 @@ from collections.abc import Sequence
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .home import home, read_token, relay_port
+from .home import home, read_secret, relay_port
 
 __all__ = ["main"]
 
 
+def _running_relay(port: int) -> int | None:
+    """The pid of this account's relay daemon on ``port``, from its pid file, if that process still runs."""
+    try:
+        pid = int((home() / f"relay-{port}.pid").read_text())
+        os.kill(pid, 0)
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
 def _relay(args: argparse.Namespace) -> int:
+    from .listeners import describe_holder
     from .relay import Relay
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s relay %(message)s")
     idle = args.idle_exit if args.idle_exit > 0 else None
+    port = relay_port(args.port)
 
     async def run() -> None:
         try:
-            relay = await Relay(read_token(), port=relay_port(args.port), idle_timeout=idle).start()
+            relay = await Relay(read_secret, port=port, idle_timeout=idle).start()
         except OSError as exc:
-            print(f"webmcp-nb relay: cannot listen on 127.0.0.1:{relay_port(args.port)}: {exc}", file=sys.stderr)
+            pid = _running_relay(port)
+            if pid is not None:
+                why = f"a webmcp-nb relay is already running there (pid {pid})"
+            else:
+                why = f"port {port} is in use by another program ({describe_holder(port)}); set WEBMCP_NB_PORT"
+            print(f"webmcp-nb relay: cannot listen on 127.0.0.1:{port}: {why} [{exc.strerror}]", file=sys.stderr)
             raise SystemExit(1) from None
-        print(f"webmcp-nb relay listening on ws://127.0.0.1:{relay.port}", flush=True)
+        print(f"webmcp-nb relay listening on ws://127.0.0.1:{relay.port} (pid {os.getpid()})", flush=True)
         pid_file = home() / f"relay-{relay.port}.pid"
         pid_file.write_text(f"{os.getpid()}\n")
         loop = asyncio.get_running_loop()
@@ -39,9 +57,60 @@ def _relay(args: argparse.Namespace) -> int:
         try:
             await relay.serve_forever()
         finally:
-            pid_file.unlink(missing_ok=True)
+            if _running_relay(relay.port) == os.getpid():
+                pid_file.unlink(missing_ok=True)
 
     asyncio.run(run())
+    return 0
+
+
+def _pair(args: argparse.Namespace) -> int:
+    from .chromium import extension_path
+    from .home import rotate_secret
+    from .pairing import browser_folders, install, uninstall
+
+    folders = [Path(d).expanduser() for d in args.user_data_dir] or None
+    if args.remove:
+        for path in uninstall(folders):
+            print(f"removed {path}")
+        return 0
+    if args.rotate:
+        rotate_secret()
+        print("made a new pairing secret; paired extensions fetch it by themselves when they next connect")
+    written = install(folders, port=args.port)
+    if not written:
+        known = ", ".join(str(f.path) for f in browser_folders())
+        print(
+            "webmcp-nb pair: found no Chrome/Chromium user-data folder (looked in: "
+            f"{known}). Start your browser once, or name its folder with --user-data-dir.",
+            file=sys.stderr,
+        )
+        return 1
+    for path in written:
+        print(f"installed the pairing host for {path.parent.parent}")
+    print(
+        "Next: load the extension (chrome://extensions → Developer mode → Load unpacked → "
+        f"{extension_path()}); it pairs by itself within 10 s. Then in a notebook: wm.connect()."
+    )
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from .doctor import doctor
+
+    diagnosis = doctor(args.port)
+    print(diagnosis)
+    return 0 if diagnosis.ok else 1
+
+
+def _browsers(args: argparse.Namespace) -> int:
+    from .connect import browsers
+
+    found = browsers(args.port)
+    for summary in found:
+        print(summary)
+    if not found:
+        print(f"no browser is connected to a relay on port {relay_port(args.port)}", file=sys.stderr)
     return 0
 
 
@@ -130,6 +199,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")
     relay.add_argument("--idle-exit", type=float, default=0, help="exit after this many seconds without clients")
     relay.set_defaults(func=_relay)
+
+    pair = sub.add_parser("pair", help="let the extension in your Chrome pair with this account (native messaging)")
+    pair.add_argument(
+        "--user-data-dir", action="append", default=[], help="a browser's user-data folder (default: all found)"
+    )
+    pair.add_argument("--port", type=int, default=None, help="the relay port the extension should dial")
+    pair.add_argument("--rotate", action="store_true", help="make a new secret (paired extensions re-pair)")
+    pair.add_argument("--remove", action="store_true", help="uninstall the pairing host")
+    pair.set_defaults(func=_pair)
+
+    doc = sub.add_parser("doctor", help="check the relay, the pairing and the browsers; each problem with its fix")
+    doc.add_argument("--port", type=int, default=None)
+    doc.set_defaults(func=_doctor)
+
+    listing = sub.add_parser("browsers", help="list the browsers connected to the relay")
+    listing.add_argument("--port", type=int, default=None)
+    listing.set_defaults(func=_browsers)
 
     sub.add_parser("bench", help="benchmarks against Playwright and raw CDP: webmcp-nb bench --help", add_help=False)
 

@@ -1,23 +1,39 @@
-"""``connect()``: attach to the user's own Chrome through the relay daemon, starting the daemon on
-demand. The daemon outlives kernel restarts and exits by itself after an idle period."""
+"""``connect()``: attach to the user's own Chrome through the relay daemon, starting the daemon on demand.
+The daemon outlives kernel restarts and exits by itself after an idle period. ``browsers()`` lists the
+browsers connected to it.
+
+Nothing here waits silently or long: a port held by another program fails within seconds, naming it; while
+waiting for a browser, progress says what for; and when none comes, the error says why (no browser running,
+the extension not loaded, not paired) and what to do next.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
+from typing import Any
 
 from ._loop import blocking, on_loop
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
-from .chromium import extension_path
 from .connection import Connection
-from .errors import NotConnectedError
-from .home import home, read_token, relay_port
+from .display import table
+from .doctor import browser_name, no_browser_advice
+from .errors import BrowserNotFoundError, NotConnectedError, PortInUseError
+from .home import home, read_secret, relay_port
+from .protocol import Method
 
-__all__ = ["aconnect", "connect", "start_daemon", "DAEMON_IDLE_EXIT"]
+__all__ = ["aconnect", "connect", "abrowsers", "browsers", "BrowserSummary", "start_daemon", "DAEMON_IDLE_EXIT"]
 
 DAEMON_IDLE_EXIT = 600.0
 """Seconds a daemon stays up with no client connected."""
+DAEMON_START_TIMEOUT = 20.0
+"""Seconds a freshly started daemon has to answer (it imports the library first)."""
+RESTART_INTERVAL = 10.0
+"""At most one daemon restart per this many seconds when the relay disappears under a connected client."""
 
 
 def start_daemon(port: int, idle_exit: float = DAEMON_IDLE_EXIT) -> subprocess.Popen[bytes]:
@@ -33,13 +49,143 @@ def start_daemon(port: int, idle_exit: float = DAEMON_IDLE_EXIT) -> subprocess.P
         )
 
 
-def _advice(port: int) -> str:
-    return (
-        "To connect your own Chrome/Chromium: open chrome://extensions, turn on Developer mode, "
-        f"click 'Load unpacked' and choose {extension_path()} (also printed by `webmcp-nb extension-path`). "
-        f"The extension dials ws://127.0.0.1:{port}; if you use another port, set it in the extension's options. "
-        "Chrome wakes the extension within 30 s, or at once when you load a page."
-    )
+def _restarter(port: int) -> Any:
+    """Restart the daemon when a connected client finds the relay gone (at most every few seconds)."""
+    last = [0.0]
+
+    def restart() -> None:
+        if time.monotonic() - last[0] > RESTART_INTERVAL:
+            last[0] = time.monotonic()
+            start_daemon(port)
+
+    return restart
+
+
+@dataclass(frozen=True)
+class BrowserSummary:
+    """A browser connected to the relay: what ``connect(browser_id=...)`` takes, and what it is."""
+
+    id: str
+    name: str
+    extension_version: str
+    tabs: int
+    user_scripts: bool
+
+    @classmethod
+    def from_state(cls, raw: dict[str, Any]) -> BrowserSummary:
+        tabs = raw.get("tabs")
+        return cls(
+            id=str(raw.get("id")),
+            name=browser_name(str(raw.get("userAgent", ""))),
+            extension_version=str(raw.get("extensionVersion", "")),
+            tabs=len(tabs) if isinstance(tabs, list) else int(tabs or 0),
+            user_scripts=bool(raw.get("userScripts")),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.id}: {self.name}, extension {self.extension_version or '?'}, {self.tabs} tabs"
+
+
+class BrowserList(list[BrowserSummary]):
+    """The connected browsers, shown as a table."""
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        rows = [[b.id, b.name, b.extension_version, b.tabs, "on" if b.user_scripts else "off"] for b in self]
+        caption = f"{len(self)} browser(s) connected"
+        return {
+            "text/plain": "\n".join([caption, *(f"  {b}" for b in self)]),
+            "text/html": table(["id", "browser", "extension", "tabs", "user scripts"], rows, caption),
+        }
+
+
+def _listing(browsers: list[dict[str, Any]]) -> str:
+    return "; ".join(str(BrowserSummary.from_state(b)) for b in browsers) or "none"
+
+
+class _Waiting:
+    """A progress line for a wait that may take a while, shown once it has lasted a second: what for, how long."""
+
+    DELAY = 1.0
+
+    def __init__(self) -> None:
+        from tqdm.auto import tqdm
+
+        self._started = self._shown = time.monotonic()
+        self._bar = tqdm(total=None, bar_format="{desc} [{elapsed}]", delay=self.DELAY, leave=False)
+
+    def say(self, text: str) -> None:
+        changed = text != self._bar.desc
+        self._bar.set_description_str(text, refresh=False)
+        now = time.monotonic()
+        if now - self._started >= self.DELAY and (changed or now - self._shown >= self.DELAY):
+            self._shown = now
+            self._bar.refresh()
+
+    def close(self) -> None:
+        self._bar.close()
+
+
+async def _open(connection: Connection, port: int, start_relay: bool, waiting: _Waiting) -> None:
+    """Open the connection, starting the daemon when nothing listens; fails within seconds otherwise."""
+    try:
+        await connection.open()
+        return
+    except PortInUseError:
+        raise
+    except NotConnectedError:
+        if not start_relay:
+            raise NotConnectedError(
+                f"no relay is running on 127.0.0.1:{port}; connect(start_relay=True) starts one, "
+                "or run `webmcp-nb relay`"
+            ) from None
+    waiting.say(f"starting the relay on port {port}")
+    daemon = start_daemon(port)
+    deadline = time.monotonic() + DAEMON_START_TIMEOUT
+    while True:
+        await asyncio.sleep(0.1)
+        try:
+            await connection.open()
+            return
+        except PortInUseError:
+            raise
+        except NotConnectedError:
+            if daemon.poll() is not None and connection.last_error is not None:
+                raise NotConnectedError(
+                    f"the relay daemon exited ({daemon.returncode}) without serving port {port}; "
+                    f"see {home() / 'relay.log'}, or run `webmcp-nb doctor`"
+                ) from None
+            if time.monotonic() > deadline:
+                raise NotConnectedError(
+                    f"started a relay on port {port} but it did not answer within {DAEMON_START_TIMEOUT:g} s; "
+                    f"see {home() / 'relay.log'}"
+                ) from None
+
+
+async def _wait_for_browser(browser: Browser, connection: Connection, timeout: float, waiting: _Waiting) -> None:
+    started = time.monotonic()
+    pid = connection.relay_info.get("pid")
+    while not browser._connected:
+        elapsed = time.monotonic() - started
+        if browser.id is None and len(browser.available) > 1:
+            raise BrowserNotFoundError(
+                f"{len(browser.available)} browsers are connected; choose one with "
+                f"wm.connect(browser_id=...): {_listing(list(browser.available.values()))}"
+            )
+        if elapsed >= timeout:
+            if browser.id is not None and browser.available:
+                raise BrowserNotFoundError(
+                    f"no browser {browser.id!r} is connected; connected: {_listing(list(browser.available.values()))}"
+                )
+            status = None
+            with contextlib.suppress(NotConnectedError):
+                status = await connection.request(Method.RELAY_STATUS.value, {}, 5.0)
+            raise BrowserNotFoundError(no_browser_advice(connection.port, status, timeout))
+        what = f"browser {browser.id}" if browser.id else "a browser with the webmcp-nb extension"
+        waiting.say(
+            f"waiting for {what} (relay pid {pid} on port {connection.port}; `webmcp-nb doctor` if it never comes)"
+        )
+        await browser._wait_until(lambda: browser._connected or len(browser.available) > 1, 0.5, "", quiet=True)
+    browser._warn_if_skills_off()
 
 
 @on_loop
@@ -54,35 +200,45 @@ async def aconnect(
 ) -> Browser:
     """Connect to the relay daemon on ``port`` (starting it if needed) and to a browser through it.
 
-    The token comes from the user-only file in :func:`webmcp_nb.home.home`. Raises
-    ``BrowserNotFoundError``, saying how to load the extension, when no browser joins within ``timeout``.
+    The relay and this client prove to each other that they know the pairing secret (the user-only file in
+    :func:`webmcp_nb.home.home`). Raises ``PortInUseError`` within seconds when another program holds the
+    port, and ``BrowserNotFoundError``, saying why and what to do, when no browser joins within ``timeout``
+    (or when several are connected and ``browser_id`` does not say which: :func:`browsers` lists them).
     """
     port = relay_port(port)
-    connection = Connection(f"ws://127.0.0.1:{port}", read_token())
+    connection = Connection(port, read_secret, on_refused=_restarter(port) if start_relay else None)
     browser = Browser(connection, browser_id=browser_id, call_timeout=call_timeout, max_result_chars=max_result_chars)
+    waiting = _Waiting()
     try:
-        await connection.open()
-    except NotConnectedError:
-        if not start_relay:
-            raise
-        start_daemon(port)
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            try:
-                await connection.open()
-                break
-            except NotConnectedError:
-                continue
-        else:
-            raise NotConnectedError(
-                f"started a relay on port {port} but could not reach it; see {home() / 'relay.log'}"
-            ) from None
-    try:
-        await browser._wait_bound(timeout, lambda: _advice(port))
+        await _open(connection, port, start_relay, waiting)
+        await _wait_for_browser(browser, connection, timeout, waiting)
     except BaseException:
         await connection.close()
         raise
+    finally:
+        waiting.close()
     return browser
 
 
 connect = blocking(aconnect)
+
+
+@on_loop
+async def abrowsers(port: int | None = None) -> BrowserList:
+    """The browsers connected to the relay on ``port`` (empty when no relay runs; nothing is started)."""
+    port = relay_port(port)
+    connection = Connection(port, read_secret)
+    try:
+        await connection.open(timeout=4.0)
+    except PortInUseError:
+        raise
+    except NotConnectedError:
+        return BrowserList()
+    try:
+        status = await connection.request(Method.RELAY_STATUS.value, {}, 5.0)
+    finally:
+        await connection.close()
+    return BrowserList(BrowserSummary.from_state(b) for b in status.get("browsers") or [])
+
+
+browsers = blocking(abrowsers)

@@ -1,0 +1,394 @@
+"""``webmcp-nb doctor`` / ``wm.doctor()``: what stands between this notebook and the user's Chrome, each
+failing line with the exact fix.
+
+It looks at the relay (running? who holds its port?), the pairing (secret, native-messaging host per browser,
+the extension's pairing records), where the extension is loaded (the browsers' Preferences), the connected
+browsers (versions, the "Allow User Scripts" toggle, which WebMCP each open tab uses) and the Chromium that
+``launch()`` would use. It never starts anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ._loop import blocking, on_loop
+from ._version import __version__
+from .home import home, relay_port
+from .identity import EXTENSION_ID
+from .listeners import find_holder
+
+__all__ = ["Check", "Diagnosis", "adoctor", "doctor", "browser_processes", "browser_name", "no_browser_advice"]
+
+Status = Literal["ok", "warn", "fail", "info"]
+MARKS = {"ok": "✓", "warn": "!", "fail": "✗", "info": "·"}
+COLORS = {"ok": "#1a7f37", "warn": "#9a6700", "fail": "#cf222e", "info": "#57606a"}
+BROWSER_COMMANDS = ("chrome", "chromium", "chromium-browser", "brave", "msedge", "vivaldi")
+EXTENSIONS_PAGE = f"chrome://extensions/?id={EXTENSION_ID}"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the diagnosis: what was looked at, what was found, and the fix when it is not right."""
+
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+@dataclass
+class Diagnosis:
+    """Every check, in order. ``ok`` is false when any check failed."""
+
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != "fail" for c in self.checks)
+
+    def add(self, name: str, status: Status, detail: str, fix: str = "") -> None:
+        self.checks.append(Check(name, status, detail, fix))
+
+    def __str__(self) -> str:
+        lines = []
+        for c in self.checks:
+            lines.append(f"{MARKS[c.status]} {c.name}: {c.detail}")
+            if c.fix:
+                lines.append(f"    fix: {c.fix}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Diagnosis {'ok' if self.ok else 'failing'}: {len(self.checks)} checks>\n{self}"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        rows = "".join(
+            f'<tr><td style="color:{COLORS[c.status]};padding:2px 6px">{MARKS[c.status]}</td>'
+            f'<td style="padding:2px 6px;text-align:left"><b>{html.escape(c.name)}</b></td>'
+            f'<td style="padding:2px 6px;text-align:left">{html.escape(c.detail)}'
+            + (f'<div style="color:{COLORS["fail"]}">fix: {html.escape(c.fix)}</div>' if c.fix else "")
+            + "</td></tr>"
+            for c in self.checks
+        )
+        head = "webmcp-nb doctor: " + ("all good" if self.ok else "something needs fixing")
+        return {
+            "text/plain": f"{head}\n{self}",
+            "text/html": f'<div><b>{html.escape(head)}</b><table style="font-size:12px">{rows}</table></div>',
+        }
+
+
+# ----- what the machine says -----
+
+
+def browser_processes() -> list[tuple[int, str]]:
+    """This account's running Chrome-family browsers (main processes only), as ``(pid, executable)``."""
+    found = []
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for proc in Path("/proc").iterdir() if Path("/proc").is_dir() else []:
+        if not proc.name.isdigit():
+            continue
+        try:
+            if uid is not None and proc.stat().st_uid != uid:
+                continue
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        exe = args[0].decode(errors="replace") if args else ""
+        if Path(exe).name in BROWSER_COMMANDS and not any(a.startswith(b"--type=") for a in args):
+            found.append((int(proc.name), exe))
+    return found
+
+
+def _profiles_with_extension(folder: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(profile, settings) of each profile in a browser folder where our extension is installed."""
+    found = []
+    for prefs in sorted(folder.glob("*/Preferences")) + sorted(folder.glob("*/Secure Preferences")):
+        try:
+            settings = json.loads(prefs.read_text(errors="replace")).get("extensions", {}).get("settings", {})
+        except (OSError, ValueError, AttributeError):
+            continue
+        entry = settings.get(EXTENSION_ID) if isinstance(settings, dict) else None
+        if isinstance(entry, dict) and entry.get("path"):
+            found.append((prefs.parent.name, entry))
+    return found
+
+
+def _ago(ts: float) -> str:
+    seconds = max(0, time.time() - ts)
+    if seconds < 120:
+        return f"{seconds:.0f} s ago"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def browser_name(user_agent: str) -> str:
+    for marker, name in (("Edg/", "Edge"), ("OPR/", "Opera"), ("Chrome/", "Chrome/Chromium")):
+        if marker in user_agent:
+            version = user_agent.split(marker, 1)[1].split(" ", 1)[0]
+            return f"{name} {version}"
+    return user_agent[:60] or "a browser"
+
+
+# ----- the checks -----
+
+
+def _check_versions(d: Diagnosis) -> None:
+    from .chromium import find_chromium
+
+    d.add("webmcp-nb", "info", f"{__version__} on Python {sys.version.split()[0]}; home {home()}")
+    try:
+        binary = find_chromium()
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
+        d.add("Chromium for launch()", "ok", f"{out or '?'} at {binary}")
+    except Exception as exc:  # launch() is optional: the user's own Chrome works without it
+        d.add("Chromium for launch()", "info", str(exc)[:300])
+
+
+async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
+    """The relay's line(s); returns its status and hello when this client could authenticate."""
+    from .connection import Connection
+    from .errors import NotConnectedError, PortInUseError
+    from .home import read_secret
+
+    connection = Connection(port, read_secret)
+    hello: dict[str, Any] = {}
+    connection.add_listener(lambda method, params: hello.update(params) if method == "hello" else None)
+    try:
+        await connection.open(timeout=4.0)
+    except PortInUseError as exc:
+        d.add(
+            "relay",
+            "fail",
+            f"port {port} is held by {exc.holder}, which is not this account's relay",
+            "stop that program, or choose another port: WEBMCP_NB_PORT=<port> for notebooks and `webmcp-nb pair "
+            "--port <port>` (or the extension's options page) for the extension",
+        )
+        return None
+    except NotConnectedError:
+        holder = find_holder(port)
+        if holder is None:
+            d.add(
+                "relay",
+                "warn",
+                f"no relay is running on 127.0.0.1:{port}",
+                "wm.connect() starts it (or run `webmcp-nb relay`)",
+            )
+        else:
+            d.add("relay", "fail", f"port {port} is held by {holder}, which did not answer", "stop that program")
+        return None
+    try:
+        status = await connection.request("relay.status", {}, 5.0)
+    finally:
+        await connection.close()
+    version = status.get("relayVersion", "?")
+    detail = (
+        f"running on 127.0.0.1:{port}, pid {status.get('pid')}, webmcp-nb {version}, {status.get('clients', 0)} clients"
+    )
+    if version != __version__:
+        d.add(
+            "relay",
+            "warn",
+            detail,
+            f"it runs another webmcp-nb: `kill {status.get('pid')}`; wm.connect() starts the new one",
+        )
+    else:
+        d.add("relay", "ok", detail)
+    failures = status.get("authFailures") or {}
+    if failures.get("browser"):
+        d.add(
+            "relay: refused browsers",
+            "warn",
+            f"{failures['browser']} browser connection(s) did not prove the pairing secret",
+            "if that was your Chrome, pair it again: `webmcp-nb pair`, then the extension's options page → Pair now",
+        )
+    status["hello"] = hello
+    return status
+
+
+def _check_pairing(d: Diagnosis) -> None:
+    from .native_host import pairings
+    from .pairing import browser_folders, launcher_path
+
+    secret = home() / "secret"
+    if secret.exists():
+        mode = secret.stat().st_mode & 0o777
+        d.add(
+            "pairing secret",
+            "ok" if mode == 0o600 else "fail",
+            f"{secret} (mode {mode:o})",
+            "" if mode == 0o600 else f"chmod 600 {secret}",
+        )
+    else:
+        d.add("pairing secret", "info", f"{secret} is created on first use")
+    folders = [f for f in browser_folders() if f.exists]
+    if not folders:
+        d.add(
+            "native-messaging host",
+            "warn",
+            "no Chrome/Chromium user-data folder found in the usual places",
+            "start your browser once, then `webmcp-nb pair` (or `webmcp-nb pair --user-data-dir <folder>`)",
+        )
+    for folder in folders:
+        if folder.paired and launcher_path().exists():
+            d.add(f"host for {folder.name}", "ok", f"installed ({folder.manifest})")
+        else:
+            d.add(f"host for {folder.name}", "fail", "not installed: the extension cannot pair", "run `webmcp-nb pair`")
+        for profile, entry in _profiles_with_extension(folder.path):
+            _check_extension_entry(d, folder.name, profile, entry)
+    records = pairings()
+    if records:
+        last = records[-1]
+        d.add(
+            "last pairing",
+            "info",
+            f"{_ago(last.get('time', 0))}: extension {last.get('extensionVersion') or '?'} in "
+            f"{last.get('browser') or 'a browser'} (pid {last.get('browserPid')})",
+        )
+    else:
+        d.add("last pairing", "info", "the extension has not paired with this account yet")
+
+
+def _check_extension_entry(d: Diagnosis, browser: str, profile: str, entry: dict[str, Any]) -> None:
+    from .chromium import extension_path
+
+    where = f"{browser}, profile {profile}"
+    path = entry.get("path", "")
+    if entry.get("disable_reasons"):
+        d.add(
+            f"extension in {where}", "fail", f"installed from {path} but disabled", f"turn it on in {EXTENSIONS_PAGE}"
+        )
+        return
+    if Path(path).resolve() != extension_path().resolve():
+        d.add(
+            f"extension in {where}",
+            "warn",
+            f"loaded from {path}, but this webmcp-nb ships it at {extension_path()}",
+            f"in chrome://extensions remove it and Load unpacked {extension_path()}",
+        )
+    else:
+        d.add(f"extension in {where}", "ok", f"loaded unpacked from {path}")
+    if entry.get("user_scripts_enabled") is False:
+        d.add(
+            f"user scripts in {where}",
+            "warn",
+            "'Allow User Scripts' is off: skills cannot run",
+            f"turn it on in {EXTENSIONS_PAGE}",
+        )
+
+
+def _tab_api(tab: dict[str, Any]) -> str:
+    sources = {t.get("source") for t in tab.get("tools") or [] if isinstance(t, dict)}
+    if "native" in sources:
+        return "native WebMCP"
+    if "polyfill" in sources:
+        return "the extension's polyfill"
+    return "no tools"
+
+
+def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
+    if status is None:
+        return
+    browsers = status.get("browsers") or []
+    states = {b.get("id"): b for b in (status.get("hello") or {}).get("browsers") or []}
+    if not browsers:
+        running = browser_processes()
+        detail = "no browser is connected to the relay"
+        if running:
+            detail += "; running: " + ", ".join(f"{Path(exe).name} (pid {pid})" for pid, exe in running)
+        d.add("browsers", "warn", detail, no_browser_fix(running))
+        return
+    for b in browsers:
+        name = browser_name(b.get("userAgent", ""))
+        detail = f"{name}, extension {b.get('extensionVersion') or '?'}, {b.get('tabs', 0)} tabs (id {b.get('id')})"
+        if b.get("extensionVersion") and b["extensionVersion"] != __version__:
+            d.add(
+                f"browser {name}",
+                "warn",
+                detail,
+                f"reload the extension in {EXTENSIONS_PAGE} (it is not {__version__})",
+            )
+        else:
+            d.add(f"browser {name}", "ok", detail)
+        if not b.get("userScripts"):
+            d.add(
+                f"user scripts in {name}",
+                "warn",
+                "'Allow User Scripts' is off: skills cannot run",
+                f"turn it on in {EXTENSIONS_PAGE}",
+            )
+        tabs = (states.get(b.get("id")) or {}).get("tabs") or []
+        apis = [_tab_api(t) for t in tabs]
+        native = "on" if "native WebMCP" in apis else ("off (pages get the polyfill)" if apis else "unknown")
+        d.add(
+            f"WebMCP in {name}",
+            "info",
+            f"native WebMCP {native}; "
+            + "; ".join(
+                f"tab {t.get('id')} {str(t.get('url', ''))[:60]}: {api}" for t, api in zip(tabs, apis, strict=True)
+            ),
+        )
+
+
+def no_browser_fix(running: list[tuple[int, str]]) -> str:
+    """The next step when no browser is connected, from what is running and what is paired."""
+    from .native_host import pairings
+    from .pairing import browser_folders
+
+    if not running:
+        return "start Chrome/Chromium with the webmcp-nb extension loaded (README: Your own Chrome)"
+    if not any(f.paired for f in browser_folders() if f.exists):
+        return "the extension cannot pair yet: run `webmcp-nb pair`; it pairs within 10 s"
+    if not pairings():
+        from .chromium import extension_path
+
+        return (
+            f"the extension never asked to pair: is it loaded? chrome://extensions → Load unpacked {extension_path()}"
+        )
+    return (
+        "the extension paired before but is not connected: open any page to wake it, and check its options page "
+        "(it says why it is not connected)"
+    )
+
+
+def no_browser_advice(port: int, status: dict[str, Any] | None, waited: float) -> str:
+    """What ``connect()`` says when no browser joined within ``waited`` seconds."""
+    running = browser_processes()
+    if running:
+        seen = ", ".join(f"{Path(exe).name} (pid {pid})" for pid, exe in running[:3])
+        verb = "is" if len(running) == 1 else "are"
+        what = f"{seen} {verb} running, but no webmcp-nb extension connected to the relay on port {port}"
+    else:
+        what = "no Chrome/Chromium is running"
+    refused = ((status or {}).get("authFailures") or {}).get("browser")
+    extra = (
+        f" The relay refused {refused} browser connection(s) that did not prove the pairing secret." if refused else ""
+    )
+    return (
+        f"No browser joined within {waited:g} s: {what}.{extra} Next: {no_browser_fix(running)}. "
+        "`webmcp-nb doctor` checks everything."
+    )
+
+
+@on_loop
+async def adoctor(port: int | None = None) -> Diagnosis:
+    """Check everything between this notebook and the user's Chrome (starts nothing, changes nothing)."""
+    d = Diagnosis()
+    port = relay_port(port)
+    loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, _check_versions, d)
+    status = await _check_relay(d, port)
+    await loop.run_in_executor(None, _check_pairing, d)
+    _check_browsers(d, status)
+    return d
+
+
+doctor = blocking(adoctor)
