@@ -46,3 +46,17 @@ export const Method = Object.freeze({
   "RELAY_CLIENTS": "relay.clients",
   "LANE_GRANT": "lane.grant"
 });
+export const PANEL_EVENT_KINDS = Object.freeze([
+  "tool.called",
+  "tool.returned",
+  "tool.failed",
+  "tool.denied",
+  "confirmation.answer",
+  "confirmation.requested",
+  "confirmation.answered",
+  "chat.message",
+  "model.response",
+  "agent.limit",
+  "agent.error",
+  "agent.turn.finished"
+]);

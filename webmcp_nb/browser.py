@@ -31,7 +31,7 @@ from .errors import (
     WebMCPError,
 )
 from .events import Event, EventStream
-from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
+from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo, parse_panel_event
 from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
@@ -405,23 +405,15 @@ class Browser:
 
     def _on_panel_event(self, raw: dict[str, Any]) -> None:
         """Something a side panel did: into this browser's stream (so sessions record it); a confirmation
-        answer goes to the agent waiting for it (the first answer wins)."""
-        data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-        data = {k: v for k, v in data.items() if k not in ("kind", "tab_id", "url", "duration_ms")}
-        kind = str(raw.get("kind", "panel"))
-        tab_id, url, duration = raw.get("tab_id"), raw.get("url"), raw.get("duration_ms")
-        self.events.emit(
-            kind,
-            tab_id=tab_id if isinstance(tab_id, int) and not isinstance(tab_id, bool) else None,
-            url=url if isinstance(url, str) else None,
-            duration_ms=float(duration)
-            if isinstance(duration, int | float) and not isinstance(duration, bool)
-            else None,
-            **data,
-        )
-        if kind == "confirmation.answer":
+        answer goes to the agent waiting for it (the first answer wins). Only the kinds a panel sends, with
+        their fields checked (``parse_panel_event``, as the relay does): never evidence, never a file name."""
+        event = parse_panel_event(raw)
+        if event is None:
+            return
+        self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **event.data)
+        if event.kind == "confirmation.answer":
             for agent in list(self._agents):
-                agent.answer(str(data.get("id")), bool(data.get("approved")), by="sidepanel")
+                agent.answer(event.data["id"], event.data["approved"], by="sidepanel")
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)

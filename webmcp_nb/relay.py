@@ -324,7 +324,11 @@ class Relay:
             skills = [s.model_dump(by_alias=True) for s in peer.info.skills]
             self._broadcast(Method.SKILLS_UPDATED, {"browserId": peer.info.id, "skills": skills})
         elif msg.method == Method.PANEL_EVENT.value:
-            self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": msg.params.get("event")})
+            from .protocol import parse_panel_event
+
+            event = parse_panel_event(msg.params.get("event"))  # only what a side panel sends, typed and bounded
+            if event is not None:
+                self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": event.model_dump()})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
             if peer.drop_tab(tab_id):
