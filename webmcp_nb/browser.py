@@ -11,7 +11,6 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
-import html
 import time
 import warnings
 import weakref
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
 from .connection import LOST, Connection, LocalConnection
-from .display import Markup, clip, table
+from .display import Markup, clip, escape, table
 from .errors import (
     BrowserNotFoundError,
     InvalidArgumentsError,
@@ -296,7 +295,7 @@ class Tab:
         head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
         return {
             "text/plain": f"{head}\n{tools['text/plain']}",
-            "text/html": f"<div><b>{html.escape(head)}</b>{tools['text/html']}</div>",
+            "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 
 
@@ -562,7 +561,7 @@ class Browser:
                 t.id,
                 "●" if t.active else "",
                 clip(t.title, 60),
-                Markup(f"<code>{html.escape(clip(t.url, 80))}</code>"),
+                Markup(f"<code>{escape(clip(t.url, 80))}</code>"),
                 len(t.tools),
             ]
             for t in self.tabs

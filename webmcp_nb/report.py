@@ -9,14 +9,13 @@ shape it writes (``EVIDENCE_FILE``). Anything else an event names shows as missi
 from __future__ import annotations
 
 import base64
-import html
 import json
 import os
 import stat
 import time
 from typing import TYPE_CHECKING, Any
 
-from .display import clip
+from .display import clip, escape
 from .session import EVIDENCE_FILE, NO_FOLLOW
 
 if TYPE_CHECKING:
@@ -62,11 +61,11 @@ SHOWN = {
 
 def _pre(value: Any) -> str:
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
-    return f"<pre>{html.escape(clip(text, 20_000))}</pre>"
+    return f"<pre>{escape(clip(text, 20_000))}</pre>"
 
 
 def _details(summary: str, value: Any) -> str:
-    return f"<details><summary>{html.escape(summary)}</summary>{_pre(value)}</details>"
+    return f"<details><summary>{escape(summary)}</summary>{_pre(value)}</details>"
 
 
 def _body(session: Session, kind: str, data: dict[str, Any]) -> str:
@@ -82,10 +81,10 @@ def _body(session: Session, kind: str, data: dict[str, Any]) -> str:
     if kind == "model.response":
         parts = []
         if data.get("content"):
-            parts.append(f"<div>{html.escape(data['content'])}</div>")
+            parts.append(f"<div>{escape(data['content'])}</div>")
         for call in data.get("tool_calls") or []:
             parts.append(
-                f"<div>→ calls <code>{html.escape(str(call.get('name')))}</code></div>"
+                f"<div>→ calls <code>{escape(str(call.get('name')))}</code></div>"
                 + _details("arguments", call.get("arguments"))
             )
         return "".join(parts)
@@ -94,13 +93,13 @@ def _body(session: Session, kind: str, data: dict[str, Any]) -> str:
         if png is None:
             return "<div>(missing evidence)</div>"
         alt = f"{data.get('tool')} {data.get('phase')}"
-        return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
+        return f'<img alt="{escape(alt)}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
     if kind == "agent.turn.started":
-        return f"<div>Task: {html.escape(str(data.get('task', '')))}</div>"
+        return f"<div>Task: {escape(str(data.get('task', '')))}</div>"
     if kind == "agent.turn.finished":
         answer = data.get("answer")
         stopped = f" (stopped: {data['stopped']})" if data.get("stopped") else ""
-        return f"<div>Answer{html.escape(stopped)}: {html.escape(str(answer))}</div>"
+        return f"<div>Answer{escape(stopped)}: {escape(str(answer))}</div>"
     rest = {k: v for k, v in data.items() if k not in ("tool",)}
     return _pre(rest) if rest else ""
 
@@ -158,15 +157,15 @@ def render(session: Session, *, fragment: bool = False) -> str:
         offset = f"+{event.ts - header.created:.2f} s"
         rows.append(
             f'<div class="wm-ev {family}{" error" if failed else ""}">'
-            f'<span class="wm-k">{html.escape(_title(event.kind, event.data))}</span>'
+            f'<span class="wm-k">{escape(_title(event.kind, event.data))}</span>'
             f'<span class="wm-t">#{event.seq} {offset} {took}</span>{_body(session, event.kind, event.data)}</div>'
         )
     title = header.title or f"Session {header.id}"
     body = (
-        f'<style>{STYLE}</style><div class="wm-report"><h1>{html.escape(title)}</h1>'
-        f'<div class="wm-meta">{html.escape(" · ".join(meta))}</div>{"".join(rows)}</div>'
+        f'<style>{STYLE}</style><div class="wm-report"><h1>{escape(title)}</h1>'
+        f'<div class="wm-meta">{escape(" · ".join(meta))}</div>{"".join(rows)}</div>'
     )
     if fragment:
         return body
-    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title>'
+    head = f'<meta charset="utf-8"><title>{escape(title)}</title>'
     return f"<!doctype html><html><head>{head}</head><body>{body}</body></html>"
