@@ -1,8 +1,9 @@
 // The hub for side panels: each open panel holds a port to the worker. The hub keeps the last events of the
 // session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab updates
 // to every panel, and acts for a panel: call a tool, answer a confirmation, switch a skill, record an event.
-// Events a panel causes go to the relay as `panel.event`, so the notebook's session records them.
-import { Method } from './protocol.js';
+// Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
+// kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
+import { Method, PANEL_EVENT_KINDS } from './protocol.js';
 import { isConnected, notify } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';
@@ -69,7 +70,11 @@ const actions = {
   // A confirmation raised by a notebook agent: the notebook applies the first answer it gets.
   confirm: ({ id, approved, tabId }) => (emit('confirmation.answer', tabId, { id, approved: !!approved }), { ok: true }),
   skill: async ({ name, enabled, disabledTools }) => ({ ok: true, skill: await skillHandlers[Method.SKILL_UPDATE]({ name, enabled, disabledTools }) }),
-  emit: ({ kind, tabId, data }) => (emit(String(kind), tabId, data ?? {}), { ok: true }),
+  emit: ({ kind, tabId, data }) => {
+    if (!PANEL_EVENT_KINDS.includes(kind)) return { ok: false, error: { code: 'BAD_REQUEST', message: `a panel does not report ${String(kind).slice(0, 100)} events` } };
+    emit(kind, tabId, data ?? {});
+    return { ok: true };
+  },
 };
 
 export function attachPanel(port) {

@@ -53,3 +53,17 @@ export const Method = Object.freeze({
   "RELAY_STATUS": "relay.status",
   "BROWSER_UPDATED": "browser.updated"
 });
+export const PANEL_EVENT_KINDS = Object.freeze([
+  "tool.called",
+  "tool.returned",
+  "tool.failed",
+  "tool.denied",
+  "confirmation.answer",
+  "confirmation.requested",
+  "confirmation.answered",
+  "chat.message",
+  "model.response",
+  "agent.limit",
+  "agent.error",
+  "agent.turn.finished"
+]);

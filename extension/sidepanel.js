@@ -3,7 +3,8 @@
 // (sidecar.js). Everything goes through the worker's hub (panel.js) over one runtime port; the hub records
 // what the panel does as events, which reach the notebook's session when a notebook is connected.
 //
-// Page- and tool-provided text is only ever rendered with textContent. The chat's API key stays in
+// Page- and tool-provided text is only ever rendered with textContent (and in title attributes), with its
+// bidirectional controls shown as <U+202E> so no name reads backwards. The chat's API key stays in
 // sidecar.js's request headers: it is never read into this page's DOM, events or logs.
 import { checkSettings, isReadOnly, normalizeSchema, Sidecar } from './sidecar.js';
 
@@ -15,12 +16,18 @@ const SILENT_KINDS = new Set(['model.delta', 'model.tool_call']); // streamed pi
 
 const $ = (id) => document.getElementById(id);
 
+// Text as shown: bidirectional controls (U+202E shows `exe.txt` for `txt.exe`) made visible, as
+// webmcp_nb/display.py does for the notebook.
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const visible = (text) => String(text ?? '').replace(BIDI_CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+
 // An element with text (never HTML) and attributes.
 function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key === 'text') node.textContent = String(value);
+    if (key === 'text') node.textContent = visible(value);
+    else if (key === 'title') node.title = visible(value);
     else if (key === 'class') node.className = value;
     else if (key === 'dataset') Object.assign(node.dataset, value);
     else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
@@ -235,10 +242,10 @@ function renderHeader() {
   const tab = currentTab();
   const title = tab?.title || state.chromeTab?.title || '';
   const url = tab?.url || state.chromeTab?.url || '';
-  $('tab-title').textContent = state.tabId === null ? 'No tab' : title || url || `Tab ${state.tabId}`;
-  $('tab-title').title = title;
-  $('tab-url').textContent = url;
-  $('tab-url').title = url;
+  $('tab-title').textContent = state.tabId === null ? 'No tab' : visible(title || url || `Tab ${state.tabId}`);
+  $('tab-title').title = visible(title);
+  $('tab-url').textContent = visible(url);
+  $('tab-url').title = visible(url);
   document.body.dataset.pinned = String(state.pinned);
 }
 
@@ -305,10 +312,10 @@ function renderToolDetail() {
   const tool = (currentTab()?.tools ?? []).find((t) => t.name === state.selected);
   $('tool-detail').hidden = !tool;
   if (!tool) return;
-  $('tool-name').textContent = tool.title && tool.title !== tool.name ? `${tool.name} — ${tool.title}` : tool.name;
+  $('tool-name').textContent = visible(tool.title && tool.title !== tool.name ? `${tool.name} — ${tool.title}` : tool.name);
   $('tool-marks').replaceChildren(...toolMarks(tool));
-  $('tool-description').textContent = tool.description || '(no description)';
-  $('tool-schema').textContent = JSON.stringify(tool.inputSchema ?? {}, null, 2);
+  $('tool-description').textContent = visible(tool.description || '(no description)');
+  $('tool-schema').textContent = visible(JSON.stringify(tool.inputSchema ?? {}, null, 2));
   if (state.argsFor !== tool.name) {
     $('tool-args').value = JSON.stringify(argumentTemplate(tool.inputSchema), null, 2);
     state.argsFor = tool.name;
@@ -370,7 +377,7 @@ function showResult(kind, text) {
   box.hidden = false;
   box.className = kind;
   box.dataset.state = kind;
-  box.textContent = text;
+  box.textContent = visible(text);
 }
 
 async function callSelected() {
@@ -423,7 +430,7 @@ function skillItem(name, skill, here) {
     checkbox.disabled = false;
     if (!reply.ok) {
       checkbox.checked = !checkbox.checked;
-      message.textContent = `${reply.error?.code}: ${reply.error?.message}`;
+      message.textContent = visible(`${reply.error?.code}: ${reply.error?.message}`);
     }
   });
   const tools = here?.tools ?? [];
@@ -437,7 +444,7 @@ function skillItem(name, skill, here) {
         if (on) next.add(tool);
         else next.delete(tool);
         const reply = await request({ type: 'skill', name, disabledTools: [...next] });
-        if (!reply.ok) message.textContent = `${reply.error?.code}: ${reply.error?.message}`;
+        if (!reply.ok) message.textContent = visible(`${reply.error?.code}: ${reply.error?.message}`);
       },
     });
   });
@@ -555,14 +562,14 @@ function trackNotebookTurn(event) {
     addMessage('user notebook', d.task ?? '', 'notebook');
   } else if (event.kind === 'model.delta') {
     state.notebookBubble ??= addMessage('assistant notebook', '', 'notebook agent');
-    state.notebookBubble.querySelector('.body').textContent += String(d.text ?? '');
+    state.notebookBubble.querySelector('.body').textContent += visible(d.text);
     scrollTranscript();
   } else if (event.kind === 'model.response') {
     if (d.tool_calls?.length) state.notebookBubble = null;
   } else if (event.kind === 'agent.turn.finished') {
     const body = state.notebookBubble?.querySelector('.body');
-    if (d.answer && (!body || body.textContent !== d.answer)) {
-      (body ?? addMessage('assistant notebook', '', 'notebook agent').querySelector('.body')).textContent = d.answer;
+    if (d.answer && (!body || body.textContent !== visible(d.answer))) {
+      (body ?? addMessage('assistant notebook', '', 'notebook agent').querySelector('.body')).textContent = visible(d.answer);
     }
     if (d.stopped) addMessage('notice', `The notebook agent stopped: ${d.stopped}`);
     state.notebookBubble = null;
@@ -599,7 +606,7 @@ function addCard({ id, tool, arguments: args, tabId, origin, decide, signal }) {
       const reply = await request({ type: 'confirm', id, approved, tabId });
       if (card.resolved) return;
       if (!reply.ok) {
-        note.textContent = `${reply.error?.code}: ${reply.error?.message}`;
+        note.textContent = visible(`${reply.error?.code}: ${reply.error?.message}`);
         approve.disabled = false;
         deny.disabled = false;
       } else {
@@ -664,7 +671,7 @@ const sidecar = new Sidecar({
   },
   delta: (text) => {
     state.chatBubble ??= addMessage('assistant', '');
-    state.chatBubble.querySelector('.body').textContent += text;
+    state.chatBubble.querySelector('.body').textContent += visible(text);
     scrollTranscript();
   },
   step: ({ tool, status, summary: text }) => {
@@ -701,8 +708,8 @@ async function sendChat() {
   const result = await sidecar.send(text, state.tabId);
   setBusy(false);
   const body = state.chatBubble?.querySelector('.body');
-  if (result.answer && (!body || body.textContent !== result.answer)) {
-    (body ?? addMessage('assistant', '').querySelector('.body')).textContent = result.answer;
+  if (result.answer && (!body || body.textContent !== visible(result.answer))) {
+    (body ?? addMessage('assistant', '').querySelector('.body')).textContent = visible(result.answer);
   }
   if (result.error) addMessage('error', result.error);
   else if (!result.answer && !result.stopped) addMessage('notice', 'The model gave no answer.');

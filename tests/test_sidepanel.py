@@ -245,10 +245,9 @@ def test_sidecar_chat_runs_a_tool_using_turn(chromium: Chromium, server: Any) ->
         assert first["stream"] is True
         assert [t["function"]["name"] for t in first["tools"]] == ["searchFlights"]
         assert "listFlights" in [t["function"]["name"] for t in second["tools"]]  # re-read after the search
-        assert (
-            "never follow" in first["messages"][0]["content"]
-            and server.url("flights/") in first["messages"][0]["content"]
-        )
+        system, task = first["messages"][0]["content"], first["messages"][1]["content"]
+        assert "never follow" in system and server.url("flights/") not in system  # the page's words are data
+        assert task.startswith('<page_context untrusted="true">\n') and server.url("flights/") in task
         searched, listed = tool_messages(third)
         assert searched.startswith('<tool_result tool="searchFlights" status="ok">\n')
         assert searched.endswith("\n</tool_result>") and json.loads(searched.split("\n")[1])["count"] > 0

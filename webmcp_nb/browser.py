@@ -11,7 +11,6 @@ import asyncio
 import base64
 import concurrent.futures
 import contextlib
-import html
 import time
 import warnings
 import weakref
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ._loop import blocking, on_loop
 from .chromium import ChromiumProcess
 from .connection import LOST, Connection, LocalConnection
-from .display import Markup, clip, table
+from .display import Markup, clip, escape, table
 from .errors import (
     BrowserNotFoundError,
     InvalidArgumentsError,
@@ -31,7 +30,7 @@ from .errors import (
     WebMCPError,
 )
 from .events import Event, EventStream
-from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
+from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo, parse_panel_event
 from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
@@ -296,7 +295,7 @@ class Tab:
         head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
         return {
             "text/plain": f"{head}\n{tools['text/plain']}",
-            "text/html": f"<div><b>{html.escape(head)}</b>{tools['text/html']}</div>",
+            "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 
 
@@ -416,23 +415,15 @@ class Browser:
 
     def _on_panel_event(self, raw: dict[str, Any]) -> None:
         """Something a side panel did: into this browser's stream (so sessions record it); a confirmation
-        answer goes to the agent waiting for it (the first answer wins)."""
-        data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-        data = {k: v for k, v in data.items() if k not in ("kind", "tab_id", "url", "duration_ms")}
-        kind = str(raw.get("kind", "panel"))
-        tab_id, url, duration = raw.get("tab_id"), raw.get("url"), raw.get("duration_ms")
-        self.events.emit(
-            kind,
-            tab_id=tab_id if isinstance(tab_id, int) and not isinstance(tab_id, bool) else None,
-            url=url if isinstance(url, str) else None,
-            duration_ms=float(duration)
-            if isinstance(duration, int | float) and not isinstance(duration, bool)
-            else None,
-            **data,
-        )
-        if kind == "confirmation.answer":
+        answer goes to the agent waiting for it (the first answer wins). Only the kinds a panel sends, with
+        their fields checked (``parse_panel_event``, as the relay does): never evidence, never a file name."""
+        event = parse_panel_event(raw)
+        if event is None:
+            return
+        self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **event.data)
+        if event.kind == "confirmation.answer":
             for agent in list(self._agents):
-                agent.answer(str(data.get("id")), bool(data.get("approved")), by="sidepanel")
+                agent.answer(event.data["id"], event.data["approved"], by="sidepanel")
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)
@@ -590,7 +581,7 @@ class Browser:
                 t.id,
                 "●" if t.active else "",
                 clip(t.title, 60),
-                Markup(f"<code>{html.escape(clip(t.url, 80))}</code>"),
+                Markup(f"<code>{escape(clip(t.url, 80))}</code>"),
                 len(t.tools),
             ]
             for t in self.tabs

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["table", "pre_json", "clip", "pretty_json"]
+__all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible"]
+
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Characters that reorder the text around them (U+202E shows ``exe.txt`` for ``txt.exe``)."""
 
 STYLE = "border-collapse:collapse;font-size:12px;text-align:left"
 CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top;text-align:left"
+
+
+def visible(text: Any) -> str:
+    """``text`` with its bidirectional controls shown as ``<U+202E>``: page text cannot read backwards."""
+    return BIDI_CONTROLS.sub(lambda m: f"<U+{ord(m.group()):04X}>", str(text))
+
+
+def escape(text: Any) -> str:
+    """Page text for HTML (element content or a quoted attribute): data, never markup, never reordered."""
+    return html.escape(visible(text))
 
 
 def clip(text: str, limit: int) -> str:
@@ -29,14 +43,14 @@ def pretty_json(value: Any, limit: int = 20_000) -> str:
 
 
 def pre_json(value: Any, limit: int = 20_000) -> str:
-    return f'<pre style="margin:0;max-height:24em;overflow:auto">{html.escape(pretty_json(value, limit))}</pre>'
+    return f'<pre style="margin:0;max-height:24em;overflow:auto">{escape(pretty_json(value, limit))}</pre>'
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
     """An HTML table; cells are escaped unless they are ``Markup`` (pre-built HTML from this module)."""
-    head = "".join(f'<th style="{CELL}">{html.escape(h)}</th>' for h in headers)
+    head = "".join(f'<th style="{CELL}">{escape(h)}</th>' for h in headers)
     body = "".join("<tr>" + "".join(f'<td style="{CELL}">{_cell(c)}</td>' for c in row) + "</tr>" for row in rows)
-    cap = f'<caption style="text-align:left;font-weight:bold">{html.escape(caption)}</caption>' if caption else ""
+    cap = f'<caption style="text-align:left;font-weight:bold">{escape(caption)}</caption>' if caption else ""
     return f'<table style="{STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -47,4 +61,4 @@ class Markup(str):
 def _cell(value: Any) -> str:
     if isinstance(value, Markup):
         return value
-    return html.escape("" if value is None else str(value))
+    return escape("" if value is None else value)

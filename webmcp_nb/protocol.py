@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from .identity import DEFAULT_PORT, EXTENSION_ID, HOST_NAME
 
@@ -35,6 +35,9 @@ __all__ = [
     "reply",
     "error_body",
     "notification",
+    "PanelEvent",
+    "PANEL_EVENT_DATA",
+    "parse_panel_event",
     "js_module",
 ]
 
@@ -241,6 +244,183 @@ def notification(method: str, params: dict[str, Any] | None = None) -> str:
     return json.dumps({"method": method, "params": params or {}})
 
 
+# ----- what a side panel may report (panel.event) -----
+
+PanelName = Annotated[str, StringConstraints(max_length=1_000)]
+PanelText = Annotated[str, StringConstraints(max_length=200_000)]
+MAX_PANEL_JSON_CHARS = 1_000_000
+MAX_PANEL_RESULT_CHARS = 4_000_000
+"""A hand call's result text: the browser's default result cap (``DEFAULT_MAX_RESULT_CHARS``)."""
+
+
+def _bounded_json(value: Any) -> Any:
+    try:
+        size = len(json.dumps(value, allow_nan=False))
+    except (TypeError, ValueError):
+        raise ValueError("not JSON") from None
+    if size > MAX_PANEL_JSON_CHARS:
+        raise ValueError(f"over {MAX_PANEL_JSON_CHARS} characters of JSON")
+    return value
+
+
+PanelJson = Annotated[Any, AfterValidator(_bounded_json)]
+
+
+class _PanelData(BaseModel):
+    """The data of one kind of panel event: its own fields only, strictly typed."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+
+class ToolCalledData(_PanelData):
+    """A call made by hand in the panel (or by its chat), before it runs."""
+
+    tool: PanelName
+    arguments: PanelJson = None
+
+
+class ToolReturnedData(_PanelData):
+    """Its result, as the page's JSON text."""
+
+    tool: PanelName
+    text: Annotated[str, StringConstraints(max_length=MAX_PANEL_RESULT_CHARS)]
+
+
+class ToolFailedData(_PanelData):
+    """Its failure: an error code and message."""
+
+    tool: PanelName
+    code: PanelName
+    message: PanelText
+
+
+class ToolDeniedData(_PanelData):
+    """A chat tool call the user refused."""
+
+    tool: PanelName
+    arguments: PanelJson = None
+
+
+class ConfirmationAnswerData(_PanelData):
+    """The panel's answer to a notebook agent's confirmation (the notebook applies the first answer)."""
+
+    id: PanelName
+    approved: bool
+
+
+class ConfirmationRequestedData(_PanelData):
+    """The panel's chat asks the user."""
+
+    id: PanelName
+    tool: PanelName
+    arguments: PanelJson = None
+    read_only: bool = False
+
+
+class ConfirmationAnsweredData(_PanelData):
+    """The user answered the chat."""
+
+    id: PanelName
+    tool: PanelName
+    arguments: PanelJson = None
+    approved: bool
+    by: PanelName = ""
+
+
+class ChatMessageData(_PanelData):
+    """A message the user typed into the chat."""
+
+    role: PanelName
+    text: PanelText
+    model: PanelName | None = None
+
+
+class ModelToolCall(_PanelData):
+    """One tool call in a model reply."""
+
+    id: PanelName | None = None
+    name: PanelName
+    arguments: PanelJson = None
+
+
+class ModelResponseData(_PanelData):
+    """The chat model's reply."""
+
+    content: PanelText | None = None
+    tool_calls: list[ModelToolCall] = Field(default_factory=list, max_length=100)
+
+
+class AgentLimitData(_PanelData):
+    """The chat hit a safety valve (tool calls or time per turn)."""
+
+    limit: PanelName
+    tool: PanelName | None = None
+    seconds: float | None = Field(default=None, allow_inf_nan=False)
+
+
+class AgentErrorData(_PanelData):
+    """The chat's turn failed."""
+
+    error: PanelName
+    message: PanelText
+
+
+class AgentTurnFinishedData(_PanelData):
+    """The chat's turn ended."""
+
+    answer: PanelText | None = None
+    stopped: PanelName | None = None
+    steps: int = Field(default=0, ge=0)
+    error: PanelText | None = None
+
+
+PANEL_EVENT_DATA: dict[str, type[_PanelData]] = {
+    "tool.called": ToolCalledData,
+    "tool.returned": ToolReturnedData,
+    "tool.failed": ToolFailedData,
+    "tool.denied": ToolDeniedData,
+    "confirmation.answer": ConfirmationAnswerData,
+    "confirmation.requested": ConfirmationRequestedData,
+    "confirmation.answered": ConfirmationAnsweredData,
+    "chat.message": ChatMessageData,
+    "model.response": ModelResponseData,
+    "agent.limit": AgentLimitData,
+    "agent.error": AgentErrorData,
+    "agent.turn.finished": AgentTurnFinishedData,
+}
+"""The kinds of event a side panel sends (``extension/panel.js``: hand calls and confirmation answers;
+``extension/sidecar.js``: its chat), each with its fields. Nothing else (evidence above all) comes from a panel."""
+
+
+class PanelEvent(BaseModel):
+    """A ``panel.event`` as the relay forwards it and ``Browser`` records it: a known kind, typed and bounded
+    fields, ``data.origin`` always ``"sidepanel"``."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    kind: Literal[tuple(PANEL_EVENT_DATA)]  # type: ignore[valid-type]
+    tab_id: int | None = None
+    url: Annotated[str, StringConstraints(max_length=8_192)] | None = None
+    ts: float | None = Field(default=None, allow_inf_nan=False)
+    duration_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+def parse_panel_event(raw: Any) -> PanelEvent | None:
+    """``raw`` as a :class:`PanelEvent` (its data reduced to the kind's own fields), or ``None`` when it is not
+    one a side panel sends: an unknown kind, wrong types, over a size limit. The relay drops such events before
+    broadcasting them and ``Browser`` before recording them."""
+    if not isinstance(raw, dict):
+        return None
+    try:
+        event = PanelEvent.model_validate(raw)
+        data = PANEL_EVENT_DATA[event.kind].model_validate(event.data)
+    except ValidationError:
+        return None
+    event.data = {**data.model_dump(exclude_unset=True), "origin": "sidepanel"}
+    return event
+
+
 def js_module() -> str:
     """The extension's ``protocol.js``: the same constants, so both sides spell them alike."""
     consts = {
@@ -249,11 +429,13 @@ def js_module() -> str:
         "HOST_NAME": HOST_NAME,
         "ErrorCode": {c.name: c.value for c in ErrorCode},
         "Method": {m.name: m.value for m in Method},
+        "PANEL_EVENT_KINDS": list(PANEL_EVENT_DATA),
     }
     lines = ["// Generated by `python -m webmcp_nb.protocol` from webmcp_nb/protocol.py. Do not edit.", ""]
     for name, value in consts.items():
         text = json.dumps(value, indent=2)
-        lines.append(f"export const {name} = " + (f"Object.freeze({text});" if isinstance(value, dict) else f"{text};"))
+        frozen = isinstance(value, dict | list)
+        lines.append(f"export const {name} = " + (f"Object.freeze({text});" if frozen else f"{text};"))
     return "\n".join(lines) + "\n"
 
 

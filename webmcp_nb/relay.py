@@ -414,7 +414,11 @@ class Relay:
                 update = {"browserId": peer.info.id, "userScripts": peer.info.user_scripts}
                 self._broadcast(Method.BROWSER_UPDATED, update)
         elif msg.method == Method.PANEL_EVENT.value:
-            self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": msg.params.get("event")})
+            from .protocol import parse_panel_event
+
+            event = parse_panel_event(msg.params.get("event"))  # only what a side panel sends, typed and bounded
+            if event is not None:
+                self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": event.model_dump()})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
             if peer.drop_tab(tab_id):

@@ -2,10 +2,11 @@
 
 On disk a session is a folder::
 
-    session.jsonl     line 1: the header (format, version, library/extension/browser versions, model,
-                      provider, skills, start URL); then one event per line, appended and flushed as it
-                      happens, so a killed kernel loses nothing already done
-    *.png             screenshot evidence, referenced from ``evidence.screenshot`` events
+    session.jsonl        line 1: the header (format, version, library/extension/browser versions, model,
+                         provider, skills, start URL); then one event per line, appended and flushed as it
+                         happens, so a killed kernel loses nothing already done
+    NNNN-TOOL-PHASE.png  screenshot evidence, referenced from ``evidence.screenshot`` events; the tool's name
+                         is cut down to ``[A-Za-z0-9_.-]`` (``evidence_file``), so no name leaves the folder
 
 Format ``webmcp-nb-session`` version 1: each event line is ``{"seq", "ts", "kind", "tab_id", "url",
 "duration_ms", "data"}`` (see :class:`webmcp_nb.events.Event`). Secrets the session knows of (API keys, the
@@ -15,8 +16,11 @@ pairing secret) are replaced by ``[redacted]`` before anything is written.
 from __future__ import annotations
 
 import json
+import os
+import re
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +36,7 @@ if TYPE_CHECKING:
     from .browser import Browser, Tab
     from .tools import Tool
 
-__all__ = ["Session", "SessionHeader", "FORMAT", "FORMAT_VERSION", "Evidence"]
+__all__ = ["Session", "SessionHeader", "FORMAT", "FORMAT_VERSION", "Evidence", "EVIDENCE_FILE", "evidence_file"]
 
 FORMAT = "webmcp-nb-session"
 FORMAT_VERSION = 1
@@ -40,6 +44,18 @@ MAX_RECORDED_TEXT = 1_000_000
 REDACTED = "[redacted]"
 
 Evidence = Literal["off", "non-readonly", "all"]
+
+EVIDENCE_FILE = re.compile(r"\d{4,}-[A-Za-z0-9_.-]{1,64}-(?:before|after)\.png")
+"""The names of the screenshot files a session writes; the report reads no file of another name."""
+
+NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def evidence_file(shot: int, tool: str, phase: str) -> str:
+    """The file name of a screenshot: the tool's name (the page's) cut down to safe characters, so it is one
+    plain name inside the session folder whatever the page called its tool."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", tool)[:64] or "tool"
+    return f"{shot:04d}-{safe}-{phase}.png"
 
 
 class SessionHeader(BaseModel):
@@ -144,12 +160,28 @@ class Session:
         except Exception as exc:  # evidence must never break the call it documents
             self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
             return
-        self._shots += 1
-        name = f"{self._shots:04d}-{tool.name}-{phase}.png"
-        (self.directory / name).write_bytes(png)
+        try:
+            name = self._write_evidence(tool.name, phase, png)
+        except OSError as exc:
+            self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
+            return
         self._browser.events.emit(
             "evidence.screenshot", tab_id=tab.id, url=tab.url, tool=tool.name, phase=phase, file=name
         )
+
+    def _write_evidence(self, tool: str, phase: str, png: bytes) -> str:
+        """Write a new file (never over an existing one, never through a link someone left in the folder)."""
+        for _ in range(10_000):
+            self._shots += 1
+            name = evidence_file(self._shots, tool, phase)
+            try:
+                fd = os.open(self.directory / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NO_FOLLOW, 0o644)
+            except FileExistsError:
+                continue  # a folder recorded into before: the next number
+            with os.fdopen(fd, "wb") as file:
+                file.write(png)
+            return name
+        raise FileExistsError(f"{self.directory}: no free evidence file name")
 
     def note(self, text: str) -> None:
         """Add a note of yours to the record."""
@@ -237,11 +269,16 @@ class Session:
         return rows
 
     def save(self, directory: str | Path) -> Path:
-        """Copy the session (JSONL and evidence) into ``directory``; returns it."""
+        """Copy the session (JSONL and evidence) into ``directory``; returns it. Only those are copied, as the
+        plain files they are: whatever else a shared folder holds (a link to a private file) stays behind."""
         target = Path(directory)
         if self._file is not None:
             self._file.flush()
-        shutil.copytree(self.directory, target, dirs_exist_ok=True)
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(self.path, target / "session.jsonl")
+        for source in self.directory.iterdir():
+            if EVIDENCE_FILE.fullmatch(source.name) and stat.S_ISREG(os.lstat(source).st_mode):
+                shutil.copyfile(source, target / source.name, follow_symlinks=False)
         return target
 
     def report(self, path: str | Path | None = None) -> str:

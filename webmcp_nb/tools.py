@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import html
 import inspect
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .display import Markup, clip, pre_json, pretty_json, table
+from .display import Markup, clip, escape, pre_json, pretty_json, table
 from .protocol import ToolInfo
 from .schema import signature_from_schema
 
@@ -50,7 +49,7 @@ class ToolResult:
         head = f"{self.tool} → {status} in {self.duration_ms:.1f} ms"
         bundle: dict[str, Any] = {
             "text/plain": f"{head}\n{pretty_json(self.value, 4000)}",
-            "text/html": f"<div><b>{html.escape(head)}</b>{pre_json(self.value)}</div>",
+            "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
         }
         return bundle
 
@@ -111,8 +110,8 @@ class Tool:
             + ([f"frame {self.frame_id}"] if self.frame_id else [])
         )
         body = (
-            f"<div><b>{html.escape(self.name)}</b> <i>({html.escape(', '.join(marks))})</i>"
-            f"<div>{html.escape(self.description)}</div>"
+            f"<div><b>{escape(self.name)}</b> <i>({escape(', '.join(marks))})</i>"
+            f"<div>{escape(self.description)}</div>"
             f"<details><summary>input schema</summary>{pre_json(self.input_schema)}</details></div>"
         )
         return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
@@ -145,7 +144,7 @@ class ToolMap(Mapping[str, Tool]):
     def _rows(self) -> list[list[Any]]:
         return [
             [
-                Markup(f"<code>{html.escape(t.name)}</code>"),
+                Markup(f"<code>{escape(t.name)}</code>"),
                 t.source,
                 "yes" if t.read_only else "",
                 t.frame_id or "",

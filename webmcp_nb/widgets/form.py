@@ -1,5 +1,9 @@
 """A form generated from a JSON Schema: one widget per property (strings, numbers, booleans, enums, arrays,
-nested objects), and a JSON editor as the fallback for anything else or for pasting arguments whole."""
+nested objects), and a JSON editor as the fallback for anything else or for pasting arguments whole.
+
+The schema is the page's: its property names, descriptions and enum values are data. They go into text-only
+traits (descriptions, tooltips, placeholders, option labels) with bidi controls made visible, and into HTML only
+escaped (:func:`webmcp_nb.display.escape`)."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import json
 from typing import Any
 
 import ipywidgets as W
+
+from ..display import escape, visible
 
 __all__ = ["SchemaForm"]
 
@@ -20,10 +26,10 @@ class _Field:
     def __init__(self, name: str, schema: dict[str, Any], required: bool) -> None:
         self.name, self.schema, self.required = name, schema, required
         kind = schema.get("type")
-        label = name + ("*" if required else "")
-        tip = schema.get("description", "")
+        label = visible(name + ("*" if required else ""))
+        tip = visible(schema.get("description", ""))
         if isinstance(schema.get("enum"), list):
-            options = [("", None)] + [(json.dumps(v) if not isinstance(v, str) else v, v) for v in schema["enum"]]
+            options = [("", None)] + [(visible(v if isinstance(v, str) else json.dumps(v)), v) for v in schema["enum"]]
             self.widget = W.Dropdown(options=options, description=label, tooltip=tip, layout=LAYOUT, style=STYLE)
             self.read = lambda: self.widget.value
         elif kind == "boolean":
@@ -31,7 +37,7 @@ class _Field:
             self.widget = W.Dropdown(options=options, description=label, tooltip=tip, layout=LAYOUT, style=STYLE)
             self.read = lambda: self.widget.value
         elif kind == "object" and isinstance(schema.get("properties"), dict):
-            self.form = SchemaForm(schema, title=label)
+            self.form = SchemaForm(schema, title=name + ("*" if required else ""))
             self.widget = self.form
             self.read = lambda: self.form.value or None
         else:
@@ -75,7 +81,7 @@ class SchemaForm(W.VBox):
             value=not self.fields and bool(props or schema.get("type") != "object"),
         )
         self.as_json.observe(self._switch, names="value")
-        header = [W.HTML(f"<b>{title}</b>")] if title else []
+        header = [W.HTML(f"<b>{escape(title)}</b>")] if title else []
         super().__init__(header + [self.as_json, self._body()], layout=W.Layout(width="100%"))
 
     def _body(self) -> W.Widget:

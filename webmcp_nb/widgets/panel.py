@@ -6,7 +6,6 @@ Every button has a programmatic twin: ``panel.tools.call_button.click()``."""
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import time
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from .. import _loop
-from ..display import clip
+from ..display import clip, escape, visible
 from ..events import Event
 from ..providers import PRESETS
 from .form import SchemaForm
@@ -58,9 +57,9 @@ class StatusBar(W.HBox):
         state = "connected" if browser.connected else "disconnected"
         color = "#1a7f37" if browser.connected else "#cf222e"
         self.state.value = (
-            f'<span style="color:{color}">●</span> {html.escape(relay)} · browser {state} · {len(browser.tabs)} tabs'
+            f'<span style="color:{color}">●</span> {escape(relay)} · browser {state} · {len(browser.tabs)} tabs'
         )
-        options = [(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70), t.id) for t in browser.tabs]
+        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in browser.tabs]
         if [o[1] for o in self.picker.options] != [o[1] for o in options] or self.picker.options != tuple(options):
             current = self.owner.tab.id if self.owner.tab else None
             self.picker.options = options
@@ -90,7 +89,7 @@ class ToolsInspector(W.VBox):
     def refresh(self) -> None:
         tab = self.owner.tab
         tools = list(tab.tools.values()) if tab else []
-        options = [(f"{t.name}  [{t.source}{', read-only' if t.read_only else ''}]", t.name) for t in tools]
+        options = [(visible(f"{t.name}  [{t.source}{', read-only' if t.read_only else ''}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
             target = self._wanted if self._wanted in [o[1] for o in options] else None
             self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
@@ -121,9 +120,9 @@ class ToolsInspector(W.VBox):
             return
         schema = json.dumps(tool.input_schema, indent=1)
         self.details.value = (
-            f"<b>{html.escape(tool.name)}</b> <i>{html.escape(tool.source)}"
-            f"{' · read-only' if tool.read_only else ''}</i><div>{html.escape(tool.description)}</div>"
-            f"<details><summary>input schema</summary><pre>{html.escape(clip(schema, 8000))}</pre></details>"
+            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}"
+            f"{' · read-only' if tool.read_only else ''}</i><div>{escape(tool.description)}</div>"
+            f"<details><summary>input schema</summary><pre>{escape(clip(schema, 8000))}</pre></details>"
         )
         if self._form_tool != (tool.name, json.dumps(tool.input_schema, sort_keys=True)):
             self._form_tool = (tool.name, json.dumps(tool.input_schema, sort_keys=True))
@@ -139,16 +138,16 @@ class ToolsInspector(W.VBox):
         try:
             arguments = self.form.value
         except ValueError as exc:
-            self.result.value = f'<span style="color:#cf222e">The JSON is not valid: {html.escape(str(exc))}</span>'
+            self.result.value = f'<span style="color:#cf222e">The JSON is not valid: {escape(str(exc))}</span>'
             return
-        self.result.value = f"<i>calling {html.escape(name)}…</i>"
+        self.result.value = f"<i>calling {escape(name)}…</i>"
         self.call_button.disabled = True
 
         def done(result: Any, error: BaseException | None) -> None:
             self.call_button.disabled = False
             if error is not None:
                 self.result.value = (
-                    f'<span style="color:#cf222e">{html.escape(type(error).__name__)}: {html.escape(str(error))}</span>'
+                    f'<span style="color:#cf222e">{escape(type(error).__name__)}: {escape(str(error))}</span>'
                 )
             else:
                 self.result.value = result._repr_mimebundle_()["text/html"]
@@ -222,11 +221,11 @@ class Chat(W.VBox):
 
     def _add(self, role: str, text: str) -> None:
         color = {"user": "#0969da", "assistant": "#1b1f24", "tool": "#8250df", "error": "#cf222e"}[role]
-        self._lines.append(f'<div style="color:{color}"><b>{role}</b> {html.escape(text)}</div>')
+        self._lines.append(f'<div style="color:{color}"><b>{role}</b> {escape(text)}</div>')
         self._render()
 
     def _render(self) -> None:
-        streaming = f"<div><b>assistant</b> {html.escape(self._streaming)}…</div>" if self._streaming else ""
+        streaming = f"<div><b>assistant</b> {escape(self._streaming)}…</div>" if self._streaming else ""
         self.transcript.value = "".join(self._lines[-100:]) + streaming
 
 
@@ -250,7 +249,7 @@ class SkillsView(W.VBox):
             reload.on_click(lambda _, n=name: _submit(browser._skill_objects[n].areload(), lambda r, e: None))
             status = health.get(name)
             note = "" if status is None else ("ok" if status.ok else f"not active here: {status.reason}")
-            rows.append(W.HBox([toggle, reload, W.HTML(html.escape(note))]))
+            rows.append(W.HBox([toggle, reload, W.HTML(escape(note))]))
         self.children = rows or [W.HTML("<i>No skills installed.</i>")]
 
     def set_enabled(self, name: str, enabled: bool) -> None:
@@ -276,8 +275,8 @@ class OperationLog(W.HTML):
         origin = " (side panel)" if data.get("origin") == "sidepanel" else ""
         stamp = time.strftime("%H:%M:%S", time.localtime(event.ts))
         self.lines.append(
-            f"<div><code>{stamp}</code> <b>{html.escape(event.kind)}</b> "
-            f"{html.escape(clip(str(detail), 160))}{took}{origin}</div>"
+            f"<div><code>{stamp}</code> <b>{escape(event.kind)}</b> "
+            f"{escape(clip(str(detail), 160))}{took}{origin}</div>"
         )
         del self.lines[:-LOG_LINES]
         self.value = "".join(self.lines)
@@ -290,8 +289,8 @@ class ConfirmationCard(W.HBox):
         self.owner = owner
         self.id = event.data["id"]
         self.text = W.HTML(
-            f"Allow <b>{html.escape(str(event.data.get('tool')))}</b>"
-            f"({html.escape(clip(json.dumps(event.data.get('arguments')), 200))})?"
+            f"Allow <b>{escape(str(event.data.get('tool')))}</b>"
+            f"({escape(clip(json.dumps(event.data.get('arguments')), 200))})?"
         )
         self.approve = W.Button(description="Approve", button_style="success")
         self.deny = W.Button(description="Deny", button_style="danger")
@@ -306,7 +305,7 @@ class ConfirmationCard(W.HBox):
     def resolved(self, event: Event) -> None:
         verdict = "approved" if event.data.get("approved") else "denied"
         self.approve.disabled = self.deny.disabled = True
-        self.text.value += f" — {verdict} ({html.escape(str(event.data.get('by', '')))})"
+        self.text.value += f" — {verdict} ({escape(str(event.data.get('by', '')))})"
 
 
 class Panel(W.VBox):

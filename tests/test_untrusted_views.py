@@ -1,0 +1,465 @@
+"""One rule for every view: what a page says is data. A hostile page (``tests/pages/untrusted.html``: markup,
+script, ``javascript:`` links, markdown and TeX tricks, right-to-left overrides and megabytes in its title,
+tool metadata, results and errors) is pushed through every view there is — the notebook panel with every tool
+selected and called, a chat turn with a confirmation card, skills and the log; every rich repr and the session
+report; the extension's side panel and its chat — and each is rendered in Chromium: no payload runs, none
+becomes an element or an attribute, none reaches the model outside its data block, and no text reads backwards.
+
+The lists are found by introspection: a new widget class in ``webmcp_nb.widgets`` or a new class with a rich
+repr anywhere in ``webmcp_nb`` fails these tests until they show it too."""
+
+from __future__ import annotations
+
+import html
+import importlib
+import inspect
+import json
+import pkgutil
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as W
+import pytest
+from IPython.core.formatters import DisplayFormatter
+from ipywidgets.widgets.widget_description import DescriptionWidget
+
+import webmcp_nb as wm
+import webmcp_nb.widgets
+from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.report import STYLE as REPORT_STYLE
+from webmcp_nb.skills import SkillHealthWarning
+from webmcp_nb.testing import ScriptedServer, call, say
+
+sync_api = pytest.importorskip("playwright.sync_api")
+expect = sync_api.expect
+
+TIMEOUT = 20_000  # ms, for every wait on the side panel
+PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
+OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
+TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
+BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+BLOCK = {tag: re.compile(rf"<\s*/?\s*{tag}", re.I) for tag in ("tool_result", "page_context")}
+CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_context>', re.S)
+
+# Elements the library's own HTML uses (reprs, widget values, the report); page text must add none.
+OUR_TAGS = [
+    "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
+    "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "img",
+]  # fmt: skip
+# The side panel's own elements (sidepanel.html and what sidepanel.js builds with textContent).
+PANEL_TAGS = [
+    "html", "head", "meta", "title", "link", "body", "header", "div", "span", "button", "section", "details",
+    "summary", "h2", "ul", "ol", "li", "p", "strong", "pre", "label", "textarea", "input", "time", "script",
+]  # fmt: skip
+
+CHECK_DOM = """(allowed) => {
+  const problems = [];
+  const where = (el) => el.closest('[data-view]')?.dataset.view ?? el.localName;
+  for (const el of document.querySelectorAll('*')) {
+    if (!allowed.tags.includes(el.localName)) problems.push(`${where(el)}: a <${el.localName}> element`);
+    for (const attr of el.attributes) {
+      if (/^on/i.test(attr.name)) problems.push(`${where(el)}: <${el.localName} ${attr.name}>`);
+      if (/^\\s*(javascript|vbscript):/i.test(attr.value)) problems.push(`${where(el)}: ${attr.name}=${attr.value}`);
+    }
+  }
+  for (const img of document.querySelectorAll('img')) {
+    if (!img.getAttribute('src')?.startsWith('data:image/png;base64,')) problems.push(`${where(img)}: an image`);
+  }
+  for (const el of document.querySelectorAll('style')) {
+    if (!allowed.styles.includes(el.textContent)) problems.push(`${where(el)}: a style of its own`);
+  }
+  for (const el of document.querySelectorAll('script')) {
+    if (!allowed.scripts.includes(el.getAttribute('src'))) problems.push(`${where(el)}: a script`);
+  }
+  for (const el of document.body.querySelectorAll('meta, link, title, base')) {
+    problems.push(`${where(el)}: <${el.localName}>`);
+  }
+  const titles = [...document.querySelectorAll('[title]')].map((el) => el.title).join('\\n');
+  return { problems, pwned: window.__pwned ?? [], text: document.body.innerText, titles };
+}"""
+
+
+def arguments(tool: str, p: list[str]) -> dict[str, Any]:
+    """Valid arguments for ``tool`` of the hostile page, made of its payloads ``p``."""
+    return {"inspectMe": {p[0]: {p[2]: p[1]}}, "transfer": {"to": p[0], "note": p[3]}}.get(tool, {})
+
+
+def eventually(check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+@dataclass
+class Lab:
+    """A launched browser with the extension on the hostile page, and the same browser seen by Playwright."""
+
+    browser: wm.Browser
+    context: Any
+    tab: wm.Tab
+    payloads: list[str]
+
+    @property
+    def everything(self) -> str:
+        return " ".join(self.payloads)
+
+    def render(self, markup: str) -> dict[str, Any]:
+        """``markup`` as a page of its own: what it turned into, whether anything in it ran or fetched."""
+        page = self.context.new_page()
+        fetched: list[str] = []
+        page.on("request", lambda request: request.url.startswith("data:") or fetched.append(request.url))
+        page.evaluate("window.__pwned = []")  # set_content writes into this document: the global stays
+        page.set_content(markup, wait_until="load")
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 50)))")
+        seen = page.evaluate(CHECK_DOM, {"tags": OUR_TAGS, "styles": [REPORT_STYLE], "scripts": []})
+        page.close()
+        seen["fetched"] = fetched
+        return seen
+
+
+def violations(seen: dict[str, Any], what: str) -> list[str]:
+    """What went wrong in a rendered view: elements or attributes from page text, payloads that ran, fetches,
+    text that reads backwards — or no page text shown at all (then the view was not tested)."""
+    found = [f"{what}: {problem}" for problem in seen["problems"]]
+    found += [f"{what}: a payload ran ({tag})" for tag in seen["pwned"]]
+    found += [f"{what}: fetched {url}" for url in seen.get("fetched", [])]
+    if BIDI.search(seen["text"] + seen["titles"]):
+        found.append(f"{what}: a bidi control reached the text")
+    if "<img src=x onerror=" not in seen["text"]:
+        found.append(f"{what}: the page's text is not shown (as text) at all")
+    return found
+
+
+@pytest.fixture(scope="module")
+def lab(server: Any) -> Iterator[Lab]:
+    browser = wm.launch(args=["--remote-debugging-port=0"])
+    playwright = cdp = None
+    try:
+        active = Path(browser.process.profile_dir) / "DevToolsActivePort"
+        eventually(lambda: active.exists() and active.read_text().strip(), 10)
+        playwright = sync_api.sync_playwright().start()
+        cdp = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{active.read_text().splitlines()[0]}")
+        tab = browser.open(server.url("t/untrusted.html"))
+        yield Lab(browser, cdp.contexts[0], tab, tab.call("payloads").value)
+    finally:
+        if cdp is not None:
+            cdp.close()
+        if playwright is not None:
+            playwright.stop()
+        browser.close()
+
+
+# ----- the notebook panel, driven through everything a user does -----
+
+
+@dataclass
+class Run:
+    """What the notebook side produced from the hostile page: the panel (and every state it went through),
+    the agent's turn and the requests the model got, tool results, the session and a replay of it."""
+
+    panel: Any
+    states: list[tuple[str, W.Widget, str | None, dict[str, Any]]] = field(default_factory=list)
+    results: list[Any] = field(default_factory=list)
+    agent_result: Any = None
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    session: Any = None
+    replay: Any = None
+    skill: Any = None
+
+    def snapshot(self) -> None:
+        """Keep every widget's state now (forms and results change with each selection and call)."""
+        for path, widget in walk(self.panel, "panel"):
+            value = widget.value if isinstance(widget, W.HTML | W.HTMLMath) else None
+            self.states.append((path, widget, value, widget.get_state()))
+
+
+def walk(widget: W.Widget, path: str) -> Iterator[tuple[str, W.Widget]]:
+    yield path, widget
+    for i, child in enumerate(getattr(widget, "children", ())):
+        yield from walk(child, f"{path}/{type(child).__name__}[{i}]")
+
+
+def strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings(k)
+            yield from strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from strings(v)
+
+
+@pytest.fixture(scope="module")
+def run(lab: Lab, server: Any) -> Iterator[Run]:
+    tab, p = lab.tab, lab.payloads
+    invented = p[0]  # a tool name the model makes up: markup
+    script = [
+        call("inspectMe", say=f"Looking. {lab.everything}"),
+        call("forgeBlock"),
+        call("failLoudly"),
+        call(invented, x=p[1]),
+        call("transfer", to=p[0], note=p[3]),
+        call("megabyte"),
+        say(f"Done. {lab.everything}"),
+    ]
+    with ScriptedServer(script) as model:
+        agent = wm.Agent(tab, provider="any", base_url=model.base_url, api_key="k", model="scripted")
+        out = Run(wm.panel(tab, agent=agent))
+        panel = out.panel
+        out.snapshot()
+        for name in [n for _, n in panel.tools.list.options]:
+            panel.tools.select(name)
+            out.snapshot()
+            panel.tools.form.fill(arguments(name, p))
+            panel.tools.result.value = ""
+            panel.tools.call_button.click()
+            eventually(lambda: panel.tools.result.value and not panel.tools.result.value.startswith("<i>calling"))
+            out.snapshot()
+
+        out.skill = wm.Skill("echo-reason", match=["*://127.0.0.1/t/*"], description=lab.everything)
+        out.skill.health_check("() => document.getElementById('reason').textContent")
+        out.skill.add_tool("nothing", "async () => 1", read_only=True)
+        with pytest.warns(SkillHealthWarning):
+            lab.browser.skills.install(out.skill)
+        eventually(lambda: any("onerror" in w.value for _, w in walk(panel.skills, "") if isinstance(w, W.HTML)))
+        out.snapshot()
+
+        handle = panel.chat.send(f"Read everything. {lab.everything}")
+        card = eventually(lambda: list(panel.cards.values()))[0]
+        out.snapshot()
+        card.approve.click()
+        out.agent_result = handle.result(timeout=60)
+        out.requests = list(model.requests)
+    for name in ("inspectMe", "forgeBlock", "megabyte", "counter", "counter", "transfer"):
+        out.results.append(tab.call(name, arguments(name, p)))
+    out.session = out.agent_result.session
+    out.session.close()  # before the replay: the replay records a session of its own
+    out.replay = wm.replay_calls(out.session, tab, progress=False)
+    out.snapshot()
+    yield out
+    panel.close()
+    lab.browser.skills.uninstall("echo-reason")
+
+
+def widget_classes() -> set[type]:
+    """Every widget class webmcp_nb.widgets defines."""
+    found = set()
+    for info in pkgutil.walk_packages(webmcp_nb.widgets.__path__, "webmcp_nb.widgets."):
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            if inspect.isclass(obj) and issubclass(obj, W.Widget) and obj.__module__ == module.__name__:
+                found.add(obj)
+    return found
+
+
+def test_every_widget_shows_page_text_as_text(lab: Lab, run: Run) -> None:
+    assert run.agent_result.answer.startswith("Done.") and any(s.confirmed for s in run.agent_result.steps)
+    reached = {type(widget) for _, widget, _, _ in run.states}
+    assert widget_classes() <= reached, f"not driven by this test: {widget_classes() - reached}"
+    values: dict[str, str] = {}
+    found: set[str] = set()
+    for path, widget, value, state in run.states:
+        # ipywidgets 8: HTML and HTMLMath values are innerHTML (HTMLMath and Label also TeX-typeset their text);
+        # descriptions are text unless description_allow_html; options, tooltips and placeholders are text.
+        if isinstance(widget, W.HTMLMath | W.Label):
+            found.add(f"{path}: typesets its text")
+        if isinstance(widget, DescriptionWidget) and widget.description_allow_html:
+            found.add(f"{path}: its description is HTML")
+        found |= {f"{path}: a bidi control in {text[:60]!r}" for text in strings(state) if BIDI.search(text)}
+        if value:
+            values.setdefault(value, path)
+    page = "".join(f'<div data-view="{html.escape(path)}">{value}</div>' for value, path in values.items())
+    seen = lab.render(f"<!doctype html><html><head><title>widgets</title></head><body>{page}</body></html>")
+    bad = sorted(found) + violations(seen, "notebook panel")
+    assert not bad, "\n".join(bad)
+    nested = lab.payloads[0] + "*"  # the nested object's title in inspectMe's form (finding 1)
+    assert nested in seen["text"] and "<U+202E>" in seen["text"]
+
+
+def rich_classes() -> set[type]:
+    """Every class in webmcp_nb with a rich repr (what Jupyter's formatter would show), widgets aside."""
+    found = set()
+    for info in pkgutil.walk_packages(wm.__path__, "webmcp_nb."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for obj in vars(module).values():
+            ours = inspect.isclass(obj) and obj.__module__ == module.__name__ and not issubclass(obj, W.Widget)
+            if ours and any(name.startswith("_repr_") and name.endswith("_") for name in dir(obj)):
+                found.add(obj)
+    return found
+
+
+def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Run) -> None:
+    tab = lab.tab
+    shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
+    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot()]
+    assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
+    missing = rich_classes() - {type(o) for o in shown}
+    assert not missing, f"not shown by this test: {missing}"
+    formatter = DisplayFormatter()
+    parts = []
+    for i, obj in enumerate(shown):
+        bundle, _ = formatter.format(obj)
+        assert set(bundle) <= {"text/plain", "text/html", "image/png"}, f"{type(obj)}: check {set(bundle)} here"
+        if "image/png" in bundle:
+            assert bundle["image/png"].startswith(b"\x89PNG")
+        if "text/html" in bundle:
+            parts.append(f'<div data-view="{i}:{type(obj).__name__}">{bundle["text/html"]}</div>')
+    seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
+    report = run.session.report()
+    bad = violations(seen, "rich reprs") + violations(lab.render(report), "session report")
+    assert not bad, "\n".join(bad)
+    assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
+    assert report.count('src="data:image/png;base64,') >= 2  # the confirmed transfer, before and after
+
+
+# ----- what the model gets -----
+
+
+def one_block(text: str, tag: str) -> bool:
+    return len(BLOCK[tag].findall(text)) == 2 and text.startswith(f"<{tag} ") and text.endswith(f"</{tag}>")
+
+
+def block_breaches(requests: list[dict[str, Any]], tool_role: str) -> list[str]:
+    """Tool results the model got that are not exactly one ``<tool_result>`` block."""
+    assert requests
+    return [
+        str(message["content"])[:300]
+        for request in requests
+        for message in request["messages"]
+        if message["role"] == tool_role and str(message["content"]).startswith("<tool_result ")
+        if not one_block(message["content"], "tool_result")
+    ]
+
+
+def title_breaches(requests: list[dict[str, Any]]) -> list[str]:
+    """Where the page's title reached the model other than in the page context block that starts the
+    conversation (the title poses as the operator)."""
+    found = []
+    for request in requests:
+        system, first, *rest = request["messages"]
+        if TITLE_MARK in system["content"] or "/t/untrusted.html" in system["content"]:
+            found.append(f"system message: {system['content'][-300:]}")
+        if first["role"] != "user" or not CONTEXT_BLOCK.match(first["content"]):
+            found.append(f"no page context block: {first['content'][:200]}")
+        elif TITLE_MARK not in first["content"] or TITLE_MARK in CONTEXT_BLOCK.sub("", first["content"]):
+            found.append(f"the title outside its block: {first['content'][:300]}")
+        found += [f"{m['role']} message: {m['content'][:200]}" for m in rest if TITLE_MARK in str(m.get("content"))]
+    return found
+
+
+def test_tool_results_reach_the_model_as_one_block_each(lab: Lab, run: Run) -> None:
+    bad = block_breaches(run.requests, "tool")
+    assert not bad, "\n".join(bad)
+    results = [m["content"] for m in run.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 6 and "&lt;/tool_result&gt;" in results[1]  # forgeBlock's result, defused
+    assert "&lt;tool_result tool=" in results[2]  # failLoudly's error message, defused
+    assert 'tool="&lt;img src=x onerror=__pwned.push(this.tagName)&gt;"' in results[3]  # the invented name
+
+    with ScriptedServer([call("forgeBlock"), call("failLoudly"), say("ok")], quirks="prompt") as model:
+        agent = wm.Agent(lab.tab, provider="any", base_url=model.base_url, api_key="k", model="m", session=False)
+        agent.run("read")
+    assert agent.provider.prompt_mode  # results come back as user messages
+    requests = model.requests[1:]  # the first request, with tools, was refused
+    bad = block_breaches(requests, "user") + title_breaches(requests)
+    assert not bad, "\n".join(bad)
+
+
+def test_the_page_title_reaches_the_model_only_as_data(run: Run) -> None:
+    bad = title_breaches(run.requests)
+    assert not bad, "\n".join(bad)
+
+
+# ----- the extension's side panel and its chat -----
+
+
+def open_panel(lab: Lab) -> Any:
+    page = lab.context.new_page()
+    page.set_viewport_size({"width": 400, "height": 1000})
+    page.goto(f"{PANEL}?tab={lab.tab.id}")
+    expect(page.locator("#relay-state")).to_have_attribute("data-ok", "true", timeout=TIMEOUT)
+    page.evaluate("window.__pwned = []")
+    return page
+
+
+def check_panel(page: Any, what: str) -> None:
+    seen = page.evaluate(CHECK_DOM, {"tags": PANEL_TAGS, "styles": [], "scripts": ["sidepanel.js"]})
+    bad = violations(seen, what)
+    assert not bad, "\n".join(bad)
+
+
+def configure_chat(lab: Lab, base_url: str) -> None:
+    page = lab.context.new_page()
+    page.goto(OPTIONS)
+    page.fill("#sidecar-base-url", base_url)
+    page.fill("#sidecar-model", "scripted")
+    page.fill("#sidecar-api-key", "")
+    page.click("#sidecar-save")
+    expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=TIMEOUT)
+    page.close()
+
+
+def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab) -> None:
+    p = lab.payloads
+    page = open_panel(lab)
+    expect(page.locator("#tab-title")).to_contain_text(TITLE_MARK)
+    names = page.locator("#tools li").evaluate_all("(items) => items.map((li) => li.dataset.tool)")
+    assert {"inspectMe", "megabyte", "forgeBlock", "failLoudly", "transfer"} <= set(names)
+    for name in names:
+        page.locator(f'#tools li[data-tool="{name}"]').click()
+        expect(page.locator("#tool-name")).to_contain_text(name)
+        if arguments(name, p):
+            page.fill("#tool-args", json.dumps(arguments(name, p)))
+        page.click("#call-button")
+        expect(page.locator("#tool-result")).to_be_visible(timeout=TIMEOUT)
+        check_panel(page, f"side panel, {name} called")
+    for shown in ("#tab-title", "#tool-description"):  # the last tool's description (transfer) has one too
+        assert "<U+202E>" in page.locator(shown).inner_text(), shown
+
+    script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"Done. {p[0]}")]
+    with ScriptedServer(script) as model:
+        configure_chat(lab, model.base_url)
+        page.fill("#chat-input", f"Do it. {lab.everything}")
+        page.click("#chat-send")
+        card = page.locator('#confirmations .card[data-origin="chat"]:not(.resolved)')
+        expect(card).to_contain_text("transfer", timeout=TIMEOUT)
+        check_panel(page, "side panel, chat confirmation")
+        card.locator("button.approve").click()
+        expect(page.locator("#chat-transcript .message.assistant").last).to_contain_text("Done.", timeout=TIMEOUT)
+    bad = block_breaches(model.requests, "tool") + title_breaches(model.requests)
+    assert not bad, "\n".join(bad)
+    results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    assert len(results) == 3 and "&lt;/tool_result&gt;" in results[0]
+
+    with ScriptedServer([call("transfer", to=p[2], note=p[4]), say("ok")]) as model:
+        handle = wm.Agent(lab.tab, base_url=model.base_url, api_key="k", model="m", session=False).start("go")
+        card = page.locator('#confirmations .card[data-origin="notebook"]:not(.resolved)')  # not the run's
+        expect(card).to_contain_text("transfer", timeout=TIMEOUT)
+        check_panel(page, "side panel, notebook confirmation")
+        card.locator("button.approve").click()
+        assert handle.result(timeout=60).answer == "ok"
+    check_panel(page, "side panel, at the end")
+
+    # The hub records what a panel does, and nothing a panel could claim about evidence.
+    reply = page.evaluate(
+        """() => new Promise((resolve) => {
+          const port = chrome.runtime.connect({ name: 'webmcp-nb-panel' });
+          port.onMessage.addListener((m) => m.type === 'reply' && resolve(m));
+          port.postMessage({ type: 'emit', reqId: 'x', kind: 'evidence.screenshot', tabId: null,
+                             data: { tool: 't', phase: 'before', file: '../../../.ssh/id_ed25519' } });
+        })"""
+    )
+    assert reply["ok"] is False and reply["error"]["code"] == "BAD_REQUEST"
+    assert not [e for e in lab.browser.events.events if e.kind.startswith("evidence.") and e.data.get("origin")]
+    page.close()
