@@ -13,12 +13,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import connect
+import peers
 
 import webmcp_nb as wm
 from webmcp_nb import _loop
 from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.protocol import EXTENSION_ID, PANEL_EVENT_DATA, Method, parse_panel_event
+from webmcp_nb.protocol import PANEL_EVENT_DATA, Method, parse_panel_event
 from webmcp_nb.relay import Relay
 from webmcp_nb.session import EVIDENCE_FILE, evidence_file
 
@@ -92,17 +92,11 @@ def test_evidence_unknown_kinds_wrong_types_and_oversized_fields_are_refused() -
 
 def test_the_relay_forwards_only_valid_panel_events() -> None:
     async def scenario() -> list[dict[str, Any]]:
-        relay = await Relay("t0ken").start()
+        relay = await Relay("a-test-secret-of-some-length").start()
         try:
-            client = await connect(
-                f"ws://127.0.0.1:{relay.port}/client", additional_headers={"Authorization": "Bearer t0ken"}
-            )
+            client = await peers.client(relay.port, relay.secret)
             await client.recv()  # hello
-            peer = await connect(
-                f"ws://127.0.0.1:{relay.port}/browser",
-                additional_headers={"Origin": f"chrome-extension://{EXTENSION_ID}"},
-            )
-            await peer.send(json.dumps({"method": "hello", "params": {"id": "B", "tabs": []}}))
+            peer = await peers.browser(relay.port, relay.secret, "B")
             for event in [*FORGED, LEGITIMATE[0], {**LEGITIMATE[4], "data": {"id": "z", "approved": True}}]:
                 await peer.send(json.dumps({"method": Method.PANEL_EVENT.value, "params": {"event": event}}))
             await peer.send(json.dumps({"method": "tab.updated", "params": {"tab": {"id": 1}}}))  # a fence

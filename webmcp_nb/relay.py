@@ -45,6 +45,7 @@ from .protocol import (
     error_body,
     notification,
     parse_message,
+    parse_panel_event,
 )
 
 __all__ = [
@@ -414,8 +415,6 @@ class Relay:
                 update = {"browserId": peer.info.id, "userScripts": peer.info.user_scripts}
                 self._broadcast(Method.BROWSER_UPDATED, update)
         elif msg.method == Method.PANEL_EVENT.value:
-            from .protocol import parse_panel_event
-
             event = parse_panel_event(msg.params.get("event"))  # only what a side panel sends, typed and bounded
             if event is not None:
                 self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": event.model_dump()})
