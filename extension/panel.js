@@ -4,7 +4,7 @@
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from './protocol.js';
-import { isConnected, notify } from './relay.js';
+import { connectionState, isConnected, notify } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
@@ -19,7 +19,7 @@ function broadcast(message) {
 }
 
 function status() {
-  return { type: 'status', relay: isConnected(), clients };
+  return { type: 'status', relay: isConnected(), connection: connectionState(), clients };
 }
 
 // Events from the notebook (`events.push`) or from a panel.

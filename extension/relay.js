@@ -30,7 +30,7 @@ let retryTimer = 0;
 let keepalive = 0;
 let handlers = {};
 let notificationHandlers = {};
-let hooks = { opened: async () => {}, closed: () => {}, tick: () => {} };
+let hooks = { opened: async () => {}, closed: () => {}, tick: () => {}, stateChanged: () => {} };
 
 export const isConnected = () => ready;
 export const relaySettings = () => settings;
@@ -38,10 +38,12 @@ export const relaySettings = () => settings;
 // What the options page and the side panel show: {status, detail, relayUrl, since}. `status` is one of
 // connecting, connected, unpaired, untrusted (the port's listener did not prove the secret), offline.
 let state = { status: 'connecting', detail: '', relayUrl: '', since: Date.now() };
+export const connectionState = () => state;
 function setState(status, detail = '') {
   if (state.status === status && state.detail === detail && state.relayUrl === (settings?.relayUrl ?? '')) return;
   state = { status, detail, relayUrl: settings?.relayUrl ?? '', since: Date.now() };
   chrome.storage.session.set({ connection: state }).catch(() => {});
+  hooks.stateChanged();
 }
 
 function send(message) {
@@ -54,11 +56,12 @@ export function notify(method, params) {
 }
 
 // `requestHandlers` maps method → async (params) → result, `notifications` method → (params) → void;
-// `opened` runs once the relay proved itself and before anything else is sent; `tick` with each keepalive.
-export function configure(requestHandlers, notifications, { opened, closed, tick }) {
+// `opened` runs once the relay proved itself and before anything else is sent; `tick` with each keepalive;
+// `stateChanged` whenever the connection's state does.
+export function configure(requestHandlers, notifications, { opened, closed, tick, stateChanged }) {
   handlers = requestHandlers;
   notificationHandlers = notifications;
-  hooks = { opened, closed, tick };
+  hooks = { opened, closed, tick, stateChanged };
 }
 
 // Where the relay is, which frames may open lanes to it (see lanes.js) and the secret both sides prove:

@@ -134,6 +134,7 @@ function onHubMessage(message) {
       state.hubUp = true;
       retryMs = 250;
       state.relay = !!message.relay;
+      state.connection = message.connection ?? null;
       state.clients = Number(message.clients) || 0;
       state.tabs = new Map((message.tabs ?? []).map((tab) => [tab.id, tab]));
       state.skills = message.skills ?? [];
@@ -159,6 +160,7 @@ function onHubMessage(message) {
       break;
     case 'status':
       state.relay = !!message.relay;
+      state.connection = message.connection ?? null;
       state.clients = Number(message.clients) || 0;
       renderStatus();
       break;
@@ -232,7 +234,9 @@ function waitForTools(tabId, { first = 400, quiet = 150, most = 1_200 } = {}) {
 function renderStatus() {
   const relay = $('relay-state');
   relay.dataset.ok = String(state.relay);
-  relay.textContent = !state.hubUp ? 'Extension restarting' : state.relay ? 'Relay connected' : 'Relay offline';
+  const problem = { unpaired: 'Not paired', untrusted: 'Port taken' }[state.connection?.status];
+  relay.textContent = !state.hubUp ? 'Extension restarting' : state.relay ? 'Relay connected' : problem ?? 'Relay offline';
+  relay.title = state.connection?.detail || 'Is the extension connected to the webmcp-nb relay? (details: options page)';
   const notebook = $('notebook-state');
   notebook.dataset.ok = String(state.clients > 0);
   notebook.textContent = state.clients > 1 ? `${state.clients} notebooks` : state.clients === 1 ? 'Notebook connected' : 'No notebook';

@@ -109,12 +109,19 @@ export const tabHandlers = {
   async [Method.TAB_SCREENSHOT]({ tabId }) {
     const tab = requireTab(tabId);
     if (!tab.active) await chrome.tabs.update(tabId, { active: true });
-    // Chrome allows two captureVisibleTab calls per second; space them rather than fail.
-    const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
-    lastCapture = Math.max(Date.now(), lastCapture + CAPTURE_SPACING_MS);
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
-    return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
+    // Chrome allows two captureVisibleTab calls per second; space them rather than fail. Under load Chrome may
+    // still see two closer together than they were made: then wait a spacing more and try again.
+    for (let attempt = 0; ; attempt++) {
+      const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
+      lastCapture = Math.max(Date.now(), lastCapture + CAPTURE_SPACING_MS);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      try {
+        const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
+        return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
+      } catch (error) {
+        if (attempt >= 3 || !/MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(String(error?.message))) throw error;
+      }
+    }
   },
 
   async [Method.TAB_SYNC]({ tabId }) {

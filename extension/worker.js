@@ -49,6 +49,7 @@ configure(
       setClients(0);
     },
     tick: () => checkUserScripts(),
+    stateChanged: relayChanged,
   },
 );
 

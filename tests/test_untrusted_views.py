@@ -29,6 +29,8 @@ from ipywidgets.widgets.widget_description import DescriptionWidget
 
 import webmcp_nb as wm
 import webmcp_nb.widgets
+from webmcp_nb.connect import BrowserList, BrowserSummary
+from webmcp_nb.doctor import Diagnosis, _check_browsers
 from webmcp_nb.protocol import EXTENSION_ID
 from webmcp_nb.report import STYLE as REPORT_STYLE
 from webmcp_nb.skills import SkillHealthWarning
@@ -300,10 +302,28 @@ def rich_classes() -> set[type]:
     return found
 
 
+def diagnostics(lab: Lab) -> list[Any]:
+    """``doctor`` and ``browsers()`` as they would show this tab through the relay: the tab's URL, and page
+    text in every field a check or a browser line holds."""
+    text = lab.everything
+    state = {"id": text, "userAgent": text, "extensionVersion": text, "userScripts": False, "tabs": 1}
+    tabs = [
+        {
+            "id": lab.tab.id,
+            "url": f"{lab.tab.url}?{text}",
+            "tools": [t.info.model_dump() for t in lab.tab.tools.values()],
+        }
+    ]
+    diagnosis = Diagnosis()
+    _check_browsers(diagnosis, {"browsers": [state], "hello": {"browsers": [{"id": text, "tabs": tabs}]}})
+    diagnosis.add(text, "fail", text, text)
+    return [diagnosis, BrowserList([BrowserSummary.from_state(state)])]
+
+
 def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Run) -> None:
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
-    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot()]
+    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab)]
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"

@@ -20,7 +20,7 @@ from typing import Any
 from ._loop import blocking, on_loop
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .connection import Connection
-from .display import table
+from .display import table, visible
 from .doctor import browser_name, no_browser_advice
 from .errors import BrowserNotFoundError, NotConnectedError, PortInUseError
 from .home import home, read_secret, relay_port
@@ -93,7 +93,7 @@ class BrowserList(list[BrowserSummary]):
         rows = [[b.id, b.name, b.extension_version, b.tabs, "on" if b.user_scripts else "off"] for b in self]
         caption = f"{len(self)} browser(s) connected"
         return {
-            "text/plain": "\n".join([caption, *(f"  {b}" for b in self)]),
+            "text/plain": visible("\n".join([caption, *(f"  {b}" for b in self)])),
             "text/html": table(["id", "browser", "extension", "tabs", "user scripts"], rows, caption),
         }
 

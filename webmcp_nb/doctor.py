@@ -10,7 +10,6 @@ browsers (versions, the "Allow User Scripts" toggle, which WebMCP each open tab 
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import os
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any, Literal
 
 from ._loop import blocking, on_loop
 from ._version import __version__
+from .display import escape, visible
 from .home import home, relay_port
 from .identity import EXTENSION_ID
 from .listeners import find_holder
@@ -64,7 +64,7 @@ class Diagnosis:
             lines.append(f"{MARKS[c.status]} {c.name}: {c.detail}")
             if c.fix:
                 lines.append(f"    fix: {c.fix}")
-        return "\n".join(lines)
+        return visible("\n".join(lines))
 
     def __repr__(self) -> str:
         return f"<Diagnosis {'ok' if self.ok else 'failing'}: {len(self.checks)} checks>\n{self}"
@@ -72,16 +72,16 @@ class Diagnosis:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         rows = "".join(
             f'<tr><td style="color:{COLORS[c.status]};padding:2px 6px">{MARKS[c.status]}</td>'
-            f'<td style="padding:2px 6px;text-align:left"><b>{html.escape(c.name)}</b></td>'
-            f'<td style="padding:2px 6px;text-align:left">{html.escape(c.detail)}'
-            + (f'<div style="color:{COLORS["fail"]}">fix: {html.escape(c.fix)}</div>' if c.fix else "")
+            f'<td style="padding:2px 6px;text-align:left"><b>{escape(c.name)}</b></td>'
+            f'<td style="padding:2px 6px;text-align:left">{escape(c.detail)}'
+            + (f'<div style="color:{COLORS["fail"]}">fix: {escape(c.fix)}</div>' if c.fix else "")
             + "</td></tr>"
             for c in self.checks
         )
         head = "webmcp-nb doctor: " + ("all good" if self.ok else "something needs fixing")
         return {
             "text/plain": f"{head}\n{self}",
-            "text/html": f'<div><b>{html.escape(head)}</b><table style="font-size:12px">{rows}</table></div>',
+            "text/html": f'<div><b>{escape(head)}</b><table style="font-size:12px">{rows}</table></div>',
         }
 
 
