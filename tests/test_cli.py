@@ -43,3 +43,13 @@ def test_concurrent_first_users_agree_on_one_private_secret(tmp_path: Path, monk
     assert len(found) == 1 and len(found.pop()) >= 32
     assert oct((tmp_path / "secret").stat().st_mode & 0o777) == "0o600"
     assert [p.name for p in tmp_path.iterdir()] == ["secret"]  # no temporary files left behind
+
+
+def test_the_package_and_the_extension_have_one_version():
+    import json
+    from importlib.metadata import version
+
+    import webmcp_nb as wm
+
+    manifest = json.loads((extension_path() / "manifest.json").read_text())
+    assert manifest["version"] == wm.__version__ == version("webmcp-nb")
