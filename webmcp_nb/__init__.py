@@ -28,7 +28,7 @@ from .launch import alaunch, launch
 from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
 from .session import Session
 from .skills import InjectionResult, Skill, SkillHealthWarning
-from .tools import Tool, ToolMap, ToolResult
+from .tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
 
 __all__ = [
     "__version__",
@@ -47,6 +47,7 @@ __all__ = [
     "Tool",
     "ToolMap",
     "ToolResult",
+    "ToolsOmittedWarning",
     "PNG",
     "UserScriptsWarning",
     "Skill",

@@ -31,11 +31,11 @@ from .errors import (
     WebMCPError,
 )
 from .events import Event, EventStream
-from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo
+from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo, ToolChanges, ToolInfo
 from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
-from .tools import Tool, ToolMap, ToolResult
+from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -58,6 +58,7 @@ USER_SCRIPTS_OFF = (
 PANEL_TEXT_LIMIT = 4_000  # characters of a string field sent to side panels
 PANEL_FLUSH_DELAY = 0.03  # seconds events wait to be batched for side panels
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+EVENT_NAMES = 100  # tool names an event lists at most (a page may have thousands)
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
 
 
@@ -93,8 +94,16 @@ class Tab:
 
     def __init__(self, browser: Browser, info: TabInfo) -> None:
         self._browser = browser
+        self._tools = TabTools(self)
+        self._warned_omitted = 0
         self._info = info
-        self._tools_cache: tuple[int, dict[str, Tool]] | None = None
+        self._set_info(info, whole=True)
+
+    def _set_info(self, info: TabInfo, *, whole: bool) -> tuple[list[str], list[str]]:
+        """New fields for the tab, and its whole tool list if ``whole``; returns the names added and removed."""
+        changed = self._tools.replace(info.tools) if whole else ([], [])
+        self._info = info.model_copy(update={"tools": []})  # the tools live in self._tools
+        return changed
 
     id = property(lambda self: self._info.id, doc="Chrome's tab id.")
     url = property(lambda self: self._info.url, doc="The tab's current URL.")
@@ -107,31 +116,26 @@ class Tab:
 
     @property
     def tools(self) -> ToolMap:
-        """The tab's tools by name (top frame first); the mapping follows the page as it changes."""
+        """The tab's tools by name (top frame first, each frame's in registration order); the mapping follows the
+        page as it changes. ``tools.omitted`` counts tools the mirror left out (with a ``ToolsOmittedWarning``)."""
+        omitted = self._info.tools_omitted
+        if omitted and omitted != self._warned_omitted:
+            self._warned_omitted = omitted
+            warnings.warn(_omitted_message(self), ToolsOmittedWarning, stacklevel=2)
         return ToolMap(self)
 
     def _tool_objects(self) -> dict[str, Tool]:
-        info = self._info
-        if self._tools_cache is None or self._tools_cache[0] != id(info):
-            tools: dict[str, Tool] = {}
-            for tool_info in info.tools:
-                tools.setdefault(tool_info.name, Tool(self, tool_info))
-            self._tools_cache = (id(info), tools)
-        return self._tools_cache[1]
+        return self._tools.by_name()
 
     def _find_tool(self, name: str, frame: int | None) -> Tool:
-        if frame is None:
-            tool = self._tool_objects().get(name)
-            if tool is not None:
-                return tool
-        else:
-            for tool_info in self._info.tools:
-                if tool_info.name == name and tool_info.frame_id == frame:
-                    return Tool(self, tool_info)
-        names = ", ".join(self._tool_objects()) or "none"
+        tool = self._tool_objects().get(name) if frame is None else self._tools.get((frame, name))
+        if tool is not None:
+            return tool
+        names = list(self._tool_objects())
+        listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
         where = f" in frame {frame}" if frame is not None else ""
         raise ToolNotFoundError(
-            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {names}. "
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {listed}. "
             f"If the page registers it later, use tab.wait_for_tool({name!r})."
         )
 
@@ -159,7 +163,12 @@ class Tab:
             tool = self._find_tool(name, frame)
         except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
             await self.arefresh_tools()
-            tool = self._find_tool(name, frame)
+            try:
+                tool = self._find_tool(name, frame)
+            except ToolNotFoundError:
+                if not self._info.tools_omitted:
+                    raise
+                tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
         if tool.has_pattern:  # a page's regex could backtrack for minutes: check off the loop, with a limit
             await _validate(name, tool.info.input_schema, arguments)
         else:
@@ -173,6 +182,8 @@ class Tab:
             "timeoutMs": int(limit * 1000),
             "maxResultChars": self._browser.max_result_chars,
         }
+        if tool.source == UNLISTED and frame is None:
+            del params["frameId"]  # whichever frame has it
         events, where = self._browser.events, {"tab_id": self.id, "url": self.url}
         events.emit(
             "tool.called", **where, tool=name, arguments=arguments, read_only=tool.read_only, source=tool.source
@@ -289,7 +300,7 @@ class Tab:
     # ----- display -----
 
     def __repr__(self) -> str:
-        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._info.tools)}>"
+        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._tools)}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = self.tools._repr_mimebundle_()
@@ -298,6 +309,22 @@ class Tab:
             "text/plain": f"{head}\n{tools['text/plain']}",
             "text/html": f"<div><b>{html.escape(head)}</b>{tools['text/html']}</div>",
         }
+
+
+UNLISTED = "unlisted"
+"""The source of a tool called by name that the mirror does not list (see ``TabInfo.tools_omitted``)."""
+
+
+def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
+    note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
+    return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _omitted_message(tab: Tab) -> str:
+    return (
+        f"tab {tab.id} ({tab.url}): {tab._info.tools_omitted:,} of the page's tools are left out of tab.tools "
+        "(a frame is over the mirror's bounds: 50,000 tools or 16 M characters); tab.call(name) still reaches them"
+    )
 
 
 class Browser:
@@ -364,16 +391,41 @@ class Browser:
                 self.events.emit("skills.changed", skills=[s.name for s in self.info.skills])
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
-                info = TabInfo.model_validate(params["tab"])
-                before = self._tabs.get(info.id)
-                old_names = [t.name for t in before._info.tools] if before else []
-                self._upsert(info)
-                names = [t.name for t in info.tools]
-                if names != old_names:
-                    self.events.emit("tools.changed", tab_id=info.id, url=info.url, tools=names)
+                self._on_tab_updated(params["tab"], params.get("changes"))
             elif method == Method.TAB_REMOVED.value:
                 self._forget_tab(params.get("tabId"))
         self._notify()
+
+    def _on_tab_updated(self, raw: dict[str, Any], changes: dict[str, Any] | None) -> None:
+        """A ``tab.updated``: the whole tab, or its fields and what changed in its tools (``ToolChanges``)."""
+        info = TabInfo.model_validate(raw)
+        tab = self._tabs.get(info.id)
+        omitted_before = tab._info.tools_omitted if tab is not None else 0
+        if changes is None:
+            if tab is None:
+                tab = self._upsert(info)
+                added, removed = [t.name for t in info.tools], []
+            else:
+                added, removed = tab._set_info(info, whole=True)
+        else:
+            tab = self._tabs.get(info.id) or self._upsert(info)
+            tab._set_info(info, whole=False)
+            added, removed = tab._tools.apply(ToolChanges.model_validate(changes))
+        if added or removed:
+            names = list(tab._tool_objects())
+            self.events.emit(
+                "tools.changed",
+                tab_id=info.id,
+                url=info.url,
+                tools=names[:EVENT_NAMES],
+                count=len(tab._tools),
+                added=added[:EVENT_NAMES],
+                removed=removed[:EVENT_NAMES],
+            )
+        if info.tools_omitted and info.tools_omitted != omitted_before:
+            self.events.emit(
+                "tools.omitted", tab_id=info.id, url=info.url, omitted=info.tools_omitted, listed=len(tab._tools)
+            )
 
     # ----- the event stream, shared with the side panel -----
 
@@ -446,11 +498,12 @@ class Browser:
         return tab
 
     def _upsert(self, info: TabInfo) -> Tab:
+        """A whole tab (``hello``, ``browser.added``)."""
         tab = self._tabs.get(info.id)
         if tab is None:
             tab = self._tabs[info.id] = Tab(self, info)
         else:
-            tab._info = info
+            tab._set_info(info, whole=True)
         return tab
 
     def _forget_tab(self, tab_id: Any) -> None:

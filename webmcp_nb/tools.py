@@ -1,5 +1,5 @@
 """Page tools as Python objects: ``Tool`` (callable, with a signature from its schema), the live
-``ToolMap`` a tab exposes, and ``ToolResult``."""
+``ToolMap`` a tab exposes, ``ToolResult``, and ``TabTools``, the tab's mirror they are made from."""
 
 from __future__ import annotations
 
@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .display import Markup, clip, pre_json, pretty_json, table
-from .protocol import ToolInfo
+from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
 from .schema import signature_from_schema
 
 if TYPE_CHECKING:
     from .browser import Tab
 
-__all__ = ["Tool", "ToolMap", "ToolResult"]
+__all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning"]
+
+
+class ToolsOmittedWarning(UserWarning):
+    """A page has more tools than the mirror keeps of a frame (see docs/security.md); the rest are still callable
+    by name."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,68 @@ class Tool:
         return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
 
 
+def _group(info: ToolInfo) -> tuple[int, int]:
+    return tool_group(info.source, info.frame_id)
+
+
+class TabTools:
+    """A tab's tools as the relay reports them: their ``ToolInfo`` by key, in the mirror's order, and a ``Tool``
+    per name made when first needed, so a change to one tool of thousands makes one new ``Tool``."""
+
+    def __init__(self, tab: Tab) -> None:
+        self._tab = tab
+        self.infos: dict[ToolKey, ToolInfo] = {}
+        self._made: dict[ToolKey, Tool] = {}
+        self._by_name: dict[str, Tool] | None = None
+
+    def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
+        """Take the whole list; returns the names added and removed."""
+        keyed: dict[ToolKey, ToolInfo] = {}
+        for info in infos:
+            keyed.setdefault((info.frame_id, info.name), info)
+        before, self.infos, self._made, self._by_name = self.infos, keyed, {}, None
+        return [key[1] for key in keyed if key not in before], [key[1] for key in before if key not in keyed]
+
+    def apply(self, changes: ToolChanges) -> tuple[list[str], list[str]]:
+        """Take what changed since the last report; returns the names added and removed."""
+        removed, order = changes.removed, changes.order
+        upserted = [((info.frame_id, info.name), info) for info in changes.upserted]
+        gone = [key for key in removed if key in self.infos]
+        new = [key for key, _ in upserted if key not in self.infos or key in gone]
+        for key in [*removed, *(key for key, _ in upserted)]:
+            self._made.pop(key, None)
+        self.infos = apply_tool_changes(self.infos, removed, upserted, _group, order)
+        if gone or new or order is not None or self._by_name is None:
+            self._by_name = None  # names may have moved: rebuilt when next read
+        else:  # only changed in place: swap their entries
+            for key, info in upserted:
+                if (current := self._by_name.get(info.name)) is not None and current.frame_id == key[0]:
+                    self._by_name[info.name] = self._tool(key)
+        return [key[1] for key in new if key in self.infos], [key[1] for key in gone if key not in self.infos]
+
+    def _tool(self, key: ToolKey) -> Tool:
+        tool = self._made.get(key)
+        if tool is None:
+            tool = self._made[key] = Tool(self._tab, self.infos[key])
+        return tool
+
+    def by_name(self) -> dict[str, Tool]:
+        """One tool per name: the first in the tab's order (the top frame's, when frames share a name)."""
+        if self._by_name is None:
+            by_name: dict[str, Tool] = {}
+            for key in self.infos:
+                if key[1] not in by_name:
+                    by_name[key[1]] = self._tool(key)
+            self._by_name = by_name
+        return self._by_name
+
+    def get(self, key: ToolKey) -> Tool | None:
+        return self._tool(key) if key in self.infos else None
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+
 class ToolMap(Mapping[str, Tool]):
     """A live, read-only view of a tab's tools: it always reflects the tab's current mirror.
 
@@ -139,8 +206,20 @@ class ToolMap(Mapping[str, Tool]):
     def __len__(self) -> int:
         return len(self._current())
 
+    @property
+    def omitted(self) -> int:
+        """How many tools the page has that the mirror left out (its frames are over the mirror's bounds). They
+        are not in this mapping, and ``tab.call(name)`` still reaches them."""
+        return self._tab._info.tools_omitted
+
+    def _omitted_text(self) -> str:
+        n = self.omitted
+        return f"{n:,} more left out of the mirror (over its bounds per frame); call them by name" if n else ""
+
     def __repr__(self) -> str:
-        return f"ToolMap({', '.join(self._current()) or 'no tools'})"
+        names = ", ".join(self._current()) or "no tools"
+        more = self._omitted_text()
+        return f"ToolMap({names}{'; ' + more if more else ''})"
 
     def _rows(self) -> list[list[Any]]:
         return [
@@ -156,7 +235,8 @@ class ToolMap(Mapping[str, Tool]):
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = self._current()
-        caption = f"{len(tools)} tools on {self._tab.url}"
+        more = self._omitted_text()
+        caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
         lines = [caption] + [
             f"  {t.name:<24} {t.source:<9} {'read-only' if t.read_only else '':<9} {clip(t.description, 70)}"
             for t in tools.values()
