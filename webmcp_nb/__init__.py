@@ -10,6 +10,7 @@ from .browser import PNG, Browser, Tab, UserScriptsWarning
 from .connect import aconnect, connect
 from .demo_server import DemoServer, serve_demo
 from .errors import (
+    BrowserCrashedError,
     BrowserNotFoundError,
     ConfirmationRequiredError,
     InvalidArgumentsError,
@@ -64,6 +65,7 @@ __all__ = [
     "DemoServer",
     "serve_demo",
     "WebMCPError",
+    "BrowserCrashedError",
     "BrowserNotFoundError",
     "InvalidArgumentsError",
     "ModelError",

@@ -19,12 +19,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop
-from .chromium import ChromiumProcess
+from .chromium import ChromiumProcess, ProcessExit
 from .connection import LOST, Connection, LocalConnection
 from .display import Markup, clip, table
 from .errors import (
+    BrowserCrashedError,
     BrowserNotFoundError,
     InvalidArgumentsError,
+    NotConnectedError,
     TabNotFoundError,
     ToolNotFoundError,
     ToolTimeoutError,
@@ -60,6 +62,7 @@ PANEL_FLUSH_DELAY = 0.03  # seconds events wait to be batched for side panels
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 EVENT_NAMES = 100  # tool names an event lists at most (a page may have thousands)
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
+EXIT_GRACE = 0.5  # after losing a launched browser: how long to wait to learn whether its process ended
 
 
 _validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
@@ -351,6 +354,7 @@ class Browser:
         self._closed = False
         self.process: ChromiumProcess | None = None
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
+        self._exited = asyncio.Event()
         self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
@@ -487,6 +491,46 @@ class Browser:
         for tab_id in set(self._tabs) - seen:
             self._forget_tab(tab_id)
 
+    def _watch(self, process: ChromiumProcess) -> None:
+        """Own the Chromium ``launch()`` started: learn the moment it ends."""
+        self.process = process
+        loop = self._loop
+
+        def ended(exit: ProcessExit) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is left to tell
+                loop.call_soon_threadsafe(self._process_ended, exit)
+
+        process.on_exit(ended)
+
+    def _process_ended(self, exit: ProcessExit) -> None:
+        """The launched Chromium is gone. Unless ``close()`` stopped it, that is a crash: it goes into the event
+        stream, and every request waiting on it, or made from now on, raises ``BrowserCrashedError``."""
+        self._exited.set()
+        if exit.closed or self._closed:
+            return
+        self._connected = False
+        self.events.emit(
+            "browser.crashed",
+            pid=exit.pid,
+            returncode=exit.returncode,
+            signal=exit.signal,
+            log=exit.log_tail,
+            message=str(exit),
+        )
+        self._notify()
+
+    def _crashed(self) -> BrowserCrashedError | None:
+        exit = self.exit
+        if exit is None or exit.closed or self._closed:
+            return None
+        return BrowserCrashedError(f"{exit}; start another with wm.launch(). Its log ends:\n{exit.log_tail}", exit=exit)
+
+    @property
+    def exit(self) -> ProcessExit | None:
+        """How the Chromium ``launch()`` started ended (status, signal, log tail), or ``None`` while it runs and
+        for a browser this library did not start."""
+        return self.process.exit if self.process is not None else None
+
     def _tab_from_reply(self, reply: dict[str, Any]) -> Tab:
         """The tab a tab action names: its state was pushed (``tab.updated``) just before the reply."""
         if "tabId" not in reply:  # a full tab, as older extensions sent
@@ -524,20 +568,34 @@ class Browser:
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
     async def _wait_bound(self, timeout: float, advice: Callable[[], str]) -> None:
-        try:
-            await self._wait_until(lambda: self._connected, timeout, "a browser")
-        except ToolTimeoutError:
+        with contextlib.suppress(ToolTimeoutError):
+            await self._wait_until(lambda: self._connected or self.exit is not None, timeout, "a browser")
+        if not self._connected:
             raise BrowserNotFoundError(
                 f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
-            ) from None
+            )
         if self.info is not None and not self.info.user_scripts:
             warnings.warn(USER_SCRIPTS_OFF, UserScriptsWarning, stacklevel=3)
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
         if not self._connected:  # a restarted service worker is usually back within a second
             with contextlib.suppress(ToolTimeoutError):
-                await self._wait_until(lambda: self._connected, min(timeout, RECONNECT_GRACE), "the browser")
-        return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
+                await self._wait_until(
+                    lambda: self._connected or self._crashed() is not None,
+                    min(timeout, RECONNECT_GRACE),
+                    "the browser",
+                )
+        if crash := self._crashed():
+            raise crash
+        try:
+            return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
+        except NotConnectedError:
+            if self.process is not None and not self._closed:  # did the Chromium we launched just die?
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._exited.wait(), EXIT_GRACE)
+                if crash := self._crashed():
+                    raise crash from None
+            raise
 
     # ----- public -----
 
@@ -613,6 +671,8 @@ class Browser:
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else "disconnected"
+        if crash := self._crashed():
+            state = f"crashed: {crash.exit}"
         return f"<Browser {self.id} {state}, {len(self._tabs)} tabs>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ __all__ = [
     "WebMCPError",
     "ProtocolError",
     "NotConnectedError",
+    "BrowserCrashedError",
     "BrowserNotFoundError",
     "TabNotFoundError",
     "ToolNotFoundError",
@@ -49,6 +50,15 @@ class NotConnectedError(WebMCPError, ConnectionError):
     """The relay or the browser is not (or no longer) connected."""
 
     code = ErrorCode.NOT_CONNECTED
+
+
+class BrowserCrashedError(NotConnectedError):
+    """The Chromium that ``launch()`` started is gone without being closed (it crashed or was killed);
+    ``exit`` says how it ended (``browser.exit`` too). Start another with ``wm.launch()``."""
+
+    def __init__(self, message: str, *, exit: Any = None, data: Any = None) -> None:
+        super().__init__(message, data=data)
+        self.exit = exit
 
 
 class BrowserNotFoundError(WebMCPError, LookupError):
