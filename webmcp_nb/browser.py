@@ -127,14 +127,11 @@ class Tab:
             warnings.warn(_omitted_message(self), ToolsOmittedWarning, stacklevel=2)
         return ToolMap(self)
 
-    def _tool_objects(self) -> dict[str, Tool]:
-        return self._tools.by_name()
-
     def _find_tool(self, name: str, frame: int | None) -> Tool:
-        tool = self._tool_objects().get(name) if frame is None else self._tools.get((frame, name))
+        tool = self._tools.named(name) if frame is None else self._tools.get((frame, name))
         if tool is not None:
             return tool
-        names = list(self._tool_objects())
+        names = list(self._tools.names())
         listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
         where = f" in frame {frame}" if frame is not None else ""
         raise ToolNotFoundError(
@@ -213,10 +210,8 @@ class Tab:
     @on_loop
     async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
         """Wait until the page registers ``name`` (it may do so after a search or a click)."""
-        await self._browser._wait_until(
-            lambda: name in self._tool_objects(), timeout, f"tool {name!r} on tab {self.id}"
-        )
-        return self._tool_objects()[name]
+        await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r} on tab {self.id}")
+        return self._find_tool(name, None)
 
     wait_for_tool = blocking(await_for_tool)
 
@@ -416,7 +411,7 @@ class Browser:
             tab._set_info(info, whole=False)
             added, removed = tab._tools.apply(ToolChanges.model_validate(changes))
         if added or removed:
-            names = list(tab._tool_objects())
+            names = list(tab._tools.names())
             self.events.emit(
                 "tools.changed",
                 tab_id=info.id,
@@ -638,7 +633,8 @@ class Browser:
         tab = self._tab_from_reply(
             await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
         )
-        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=list(tab._tool_objects()))
+        names = list(tab._tools.names())
+        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=names[:EVENT_NAMES])
         return tab
 
     open = blocking(aopen)

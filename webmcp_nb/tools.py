@@ -129,20 +129,21 @@ def _group(info: ToolInfo) -> tuple[int, int]:
 
 class TabTools:
     """A tab's tools as the relay reports them: their ``ToolInfo`` by key, in the mirror's order, and a ``Tool``
-    per name made when first needed, so a change to one tool of thousands makes one new ``Tool``."""
+    made for a key when first asked for, so neither listing thousands of tools nor a change to one of them
+    makes thousands of ``Tool`` objects."""
 
     def __init__(self, tab: Tab) -> None:
         self._tab = tab
         self.infos: dict[ToolKey, ToolInfo] = {}
         self._made: dict[ToolKey, Tool] = {}
-        self._by_name: dict[str, Tool] | None = None
+        self._names: dict[str, ToolKey] | None = None
 
     def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
         """Take the whole list; returns the names added and removed."""
         keyed: dict[ToolKey, ToolInfo] = {}
         for info in infos:
             keyed.setdefault((info.frame_id, info.name), info)
-        before, self.infos, self._made, self._by_name = self.infos, keyed, {}, None
+        before, self.infos, self._made, self._names = self.infos, keyed, {}, None
         return [key[1] for key in keyed if key not in before], [key[1] for key in before if key not in keyed]
 
     def apply(self, changes: ToolChanges) -> tuple[list[str], list[str]]:
@@ -154,32 +155,31 @@ class TabTools:
         for key in [*removed, *(key for key, _ in upserted)]:
             self._made.pop(key, None)
         self.infos = apply_tool_changes(self.infos, removed, upserted, _group, order)
-        if gone or new or order is not None or self._by_name is None:
-            self._by_name = None  # names may have moved: rebuilt when next read
-        else:  # only changed in place: swap their entries
-            for key, info in upserted:
-                if (current := self._by_name.get(info.name)) is not None and current.frame_id == key[0]:
-                    self._by_name[info.name] = self._tool(key)
+        if gone or new or order is not None:
+            self._names = None  # names may have moved: found again when next asked
         return [key[1] for key in new if key in self.infos], [key[1] for key in gone if key not in self.infos]
 
-    def _tool(self, key: ToolKey) -> Tool:
+    def names(self) -> dict[str, ToolKey]:
+        """Each name's key: the first in the tab's order (the top frame's, when frames share a name)."""
+        if self._names is None:
+            names: dict[str, ToolKey] = {}
+            for key in self.infos:
+                names.setdefault(key[1], key)
+            self._names = names
+        return self._names
+
+    def get(self, key: ToolKey) -> Tool | None:
+        if key not in self.infos:
+            return None
         tool = self._made.get(key)
         if tool is None:
             tool = self._made[key] = Tool(self._tab, self.infos[key])
         return tool
 
-    def by_name(self) -> dict[str, Tool]:
-        """One tool per name: the first in the tab's order (the top frame's, when frames share a name)."""
-        if self._by_name is None:
-            by_name: dict[str, Tool] = {}
-            for key in self.infos:
-                if key[1] not in by_name:
-                    by_name[key[1]] = self._tool(key)
-            self._by_name = by_name
-        return self._by_name
-
-    def get(self, key: ToolKey) -> Tool | None:
-        return self._tool(key) if key in self.infos else None
+    def named(self, name: str) -> Tool | None:
+        """The tool listed under ``name``."""
+        key = self.names().get(name)
+        return None if key is None else self.get(key)
 
     def __len__(self) -> int:
         return len(self.infos)
@@ -194,17 +194,17 @@ class ToolMap(Mapping[str, Tool]):
     def __init__(self, tab: Tab) -> None:
         self._tab = tab
 
-    def _current(self) -> dict[str, Tool]:
-        return self._tab._tool_objects()
-
     def __getitem__(self, name: str) -> Tool:
-        return self._current()[name]
+        tool = self._tab._tools.named(name)
+        if tool is None:
+            raise KeyError(name)
+        return tool
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._current())
+        return iter(self._tab._tools.names())
 
     def __len__(self) -> int:
-        return len(self._current())
+        return len(self._tab._tools.names())
 
     @property
     def omitted(self) -> int:
@@ -217,7 +217,7 @@ class ToolMap(Mapping[str, Tool]):
         return f"{n:,} more left out of the mirror (over its bounds per frame); call them by name" if n else ""
 
     def __repr__(self) -> str:
-        names = ", ".join(self._current()) or "no tools"
+        names = ", ".join(self) or "no tools"
         more = self._omitted_text()
         return f"ToolMap({names}{'; ' + more if more else ''})"
 
@@ -230,11 +230,11 @@ class ToolMap(Mapping[str, Tool]):
                 t.frame_id or "",
                 clip(t.description, 160),
             ]
-            for t in self._current().values()
+            for t in self.values()
         ]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        tools = self._current()
+        tools = dict(self)
         more = self._omitted_text()
         caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
         lines = [caption] + [
