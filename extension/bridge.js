@@ -164,40 +164,60 @@
   // and the first on each new port to the worker: content.js asks with `reset`). Tools keep the place they were
   // first reported in, new ones follow in registration order. `count` is how many tools the frame has, so a mirror
   // that keeps fewer can say how many it left out.
+  // Messages to the worker stay well under Chrome's 64 MB: a report is sent in parts of at most MESSAGE_CHARS of
+  // tools (only the last one has the count), and a tool longer than that (which the worker would cut down
+  // anyway) is not sent, only counted.
+  const MESSAGE_CHARS = 8_000_000;
   let sent = new Map(); // name → the tool's JSON text, as reported, in the order reported
   let reset = true;
   const bySequence = (a, b) => (registeredAt.get(a) ?? Infinity) - (registeredAt.get(b) ?? Infinity);
 
   async function report(syncIds) {
+    const names = new Set();
     const listed = new Map();
-    for (const tool of (await listAll()).flat()) if (!listed.has(tool.name)) listed.set(tool.name, toText(tool));
+    for (const tool of (await listAll()).flat()) {
+      if (names.has(tool.name)) continue;
+      names.add(tool.name);
+      const text = toText(tool);
+      if (text.length <= MESSAGE_CHARS) listed.set(tool.name, text);
+    }
     const kept = [...sent.keys()].filter((name) => listed.has(name));
     const added = [...listed.keys()].filter((name) => !sent.has(name)).sort(bySequence); // stable: unknown ones as listed
     const removed = reset ? [] : [...sent.keys()].filter((name) => !listed.has(name));
     const changed = reset ? kept : kept.filter((name) => sent.get(name) !== listed.get(name));
-    const upserts = changed.concat(added).map((name) => listed.get(name));
+    const parts = [[]];
+    let size = 0;
+    for (const text of changed.concat(added).map((name) => listed.get(name))) {
+      if (size + text.length > MESSAGE_CHARS) {
+        parts.push([]);
+        size = 0;
+      }
+      parts[parts.length - 1].push(text);
+      size += text.length;
+    }
     const [first, ...others] = syncIds;
-    if (first === undefined && !upserts.length && !removed.length) return;
-    const base = { type: 'tools', url: location.href, title: document.title, count: listed.size };
-    post({ ...base, syncId: first, reset, removed, upsertJson: `[${upserts.join(',')}]` });
+    if (first === undefined && !parts[0].length && !removed.length) return;
+    const base = { type: 'tools', url: location.href, title: document.title, count: names.size };
+    parts.forEach((part, i) => {
+      const last = i === parts.length - 1; // the frame's count, and the sync answer, once every part is there
+      post({ ...base, ...(last ? { syncId: first } : { count: undefined }), reset: reset && i === 0,
+        removed: i === 0 ? removed : [], upsertJson: `[${part.join(',')}]` });
+    });
     for (const syncId of others) post({ ...base, syncId, removed: [], upsertJson: '[]' });
     sent = new Map(kept.concat(added).map((name) => [name, listed.get(name)]));
     reset = false;
   }
 
-  // One listing at a time, in order, so a report never overtakes a newer one. A change starts one at the next
-  // task; changes and sync requests that arrive meanwhile join the one queued after it. Native WebMCP fires
-  // toolchange once per registration, each in its own task, so a page registering thousands of tools costs a
-  // few listings, not one per tool.
+  // One listing at a time, in order, so a report never overtakes a newer one. A change starts one once the
+  // current script is done; changes and sync requests that arrive meanwhile join the one queued after it. Native
+  // WebMCP fires toolchange once per registration, each in its own task, so a page registering thousands of tools
+  // costs a few listings, not one per tool.
   let chain = Promise.resolve();
   let queued = null; // the sync ids of the listing that has not started yet
   function requestReport(syncId) {
     if (!queued) {
       const syncIds = (queued = []);
-      chain = chain
-        .then(() => new Promise((resolve) => nextTask(resolve)))
-        .then(() => { queued = null; return report(syncIds); })
-        .catch(() => {});
+      chain = chain.then(() => { queued = null; return report(syncIds); }).catch(() => {});
     }
     if (syncId !== undefined) queued.push(syncId);
   }

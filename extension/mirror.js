@@ -11,7 +11,7 @@ import { skillToolVisible } from './skills.js';
 import { tabChanged, tabClosed } from './panel.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
-const PUSH_DELAY_MS = 5;
+const PUSH_DELAY_MS = 1;
 const SYNC_TIMEOUT_MS = 2_000;
 // What the mirror keeps of one frame: pages are untrusted, and one page must not be able to swamp the relay.
 // Tools past these bounds are left out of the mirror, counted (`toolsOmitted`), and still callable by name.
@@ -113,7 +113,7 @@ function applyReport(endpoint, message) {
     const record = toRecord(raw, endpoint);
     if (record) tools.put(record);
   }
-  const count = whole ? upserts.length : message.count;
+  const count = whole ? upserts.length : message.count; // none on all but the last part of a report
   tools.count = Math.max(tools.size, Number.isSafeInteger(count) ? count : 0);
   if (whole) endpoint.skills = Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
 }

@@ -407,7 +407,7 @@ class Browser:
             else:
                 added, removed = tab._set_info(info, whole=True)
         else:
-            tab = self._tabs.get(info.id) or self._upsert(info)
+            tab = tab or self._upsert(info)
             tab._set_info(info, whole=False)
             added, removed = tab._tools.apply(ToolChanges.model_validate(changes))
         if added or removed:
