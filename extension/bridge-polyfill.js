@@ -168,29 +168,39 @@
     });
   }
 
+  // What makes a form a tool, or changes the tool: a form registers when it gains `toolname` (at any time: a
+  // page may add it later), registers again when its name, description or fields change, and unregisters when
+  // it loses `toolname` or leaves the document.
+  const FORM_ATTRIBUTES = ['toolname', 'tooldescription', 'toolparamdescription', 'name', 'type', 'required',
+    'pattern', 'min', 'max', 'step', 'multiple', 'value'];
+
   function watchForms(mc) {
-    const registered = new Map();
+    const registered = new Map(); // form → {controller, as: the tool as registered, as JSON}
     const scan = () => {
       const seen = new Set();
       for (const form of document.querySelectorAll('form[toolname]')) {
         seen.add(form);
-        if (registered.has(form)) continue;
-        const controller = new AbortController();
-        registered.set(form, controller);
-        mc.registerTool({
+        const tool = {
           name: form.getAttribute('toolname'),
           description: form.getAttribute('tooldescription') ?? '',
           inputSchema: formSchema(form),
-          execute: (input) => submitForm(form, input),
-        }, { signal: controller.signal }).catch(() => registered.delete(form));
+        };
+        const as = JSON.stringify(tool);
+        if (registered.get(form)?.as === as) continue;
+        registered.get(form)?.controller.abort();
+        const controller = new AbortController();
+        registered.set(form, { controller, as });
+        mc.registerTool({ ...tool, execute: (input) => submitForm(form, input) }, { signal: controller.signal })
+          .catch(() => registered.get(form)?.controller === controller && registered.delete(form));
       }
-      for (const [form, controller] of registered) {
+      for (const [form, { controller }] of registered) {
         if (!seen.has(form)) { controller.abort(); registered.delete(form); }
       }
     };
     const start = () => {
       scan();
-      new MutationObserver(scan).observe(document.documentElement, { childList: true, subtree: true });
+      new MutationObserver(scan).observe(document.documentElement,
+        { childList: true, subtree: true, attributes: true, attributeFilter: FORM_ATTRIBUTES });
     };
     if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start, { once: true });
     else start();

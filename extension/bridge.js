@@ -3,7 +3,9 @@
 //   1. wraps registerTool so results leave as JSON-safe text and a thrown error keeps the page's message
 //      (native WebMCP reports every failure as "UnknownError");
 //   2. lists this frame's tools through every API generation (document.modelContext, native or
-//      polyfill; Chrome 146-149's navigator.modelContextTesting) and pushes the list when it changes;
+//      polyfill; Chrome 146-149's navigator.modelContextTesting) and, when they change, sends what changed:
+//      tools added or changed (new ones in registration order, which native getTools does not keep) and
+//      names removed;
 //   3. runs calls that arrive over a private MessageChannel from content.js. The port is handed over
 //      once at document_start; later window messages are never read, so page scripts cannot forge traffic.
 //      Messages cross the channel in batches: calls may arrive as an array, and what the bridge sends
@@ -64,7 +66,6 @@
 
   if (!slot || !window.isSecureContext) return;
   const { toText, polyfilled } = slot;
-  const PUSH_GATHER_MS = 10;
 
   // 1. Wrap execute at registration.
   const thrown = new Map(); // tool name → recent errors, consumed by the call that sees a failure
@@ -101,25 +102,33 @@
     });
   }
 
+  // Registration order: native getTools() lists tools sorted by name, so remember when each name was last
+  // registered (tools that never pass here, such as native declarative forms, come after, as listed).
+  const registeredAt = new Map(); // name → sequence number
+  let registrations = 0;
+  function wrapAndNote(tool) {
+    if (typeof tool?.name === 'string') registeredAt.set(tool.name, registrations++);
+    return wrapTool(tool);
+  }
+
   const mc = document.modelContext;
   const testing = navigator.modelContextTesting;
-  hook(mc, 'registerTool', ([tool, ...rest]) => [wrapTool(tool), ...rest]);
+  hook(mc, 'registerTool', ([tool, ...rest]) => [wrapAndNote(tool), ...rest]);
   if (testing) {
-    hook(navigator.modelContext, 'registerTool', ([tool, ...rest]) => [wrapTool(tool), ...rest]);
+    hook(navigator.modelContext, 'registerTool', ([tool, ...rest]) => [wrapAndNote(tool), ...rest]);
     hook(navigator.modelContext, 'provideContext', ([context, ...rest]) =>
-      [{ ...context, tools: Array.from(context?.tools ?? [], wrapTool) }, ...rest]);
+      [{ ...context, tools: Array.from(context?.tools ?? [], wrapAndNote) }, ...rest]);
   }
 
   // 2. Backends: each lists its tools and runs them by name.
   const parseSchema = (schema) => (typeof schema === 'string' ? JSON.parse(schema || 'null') : schema) ?? undefined;
   const backends = [];
   if (mc && typeof mc.getTools === 'function') {
-    const registered = new Map();
+    let registered = new Map(); // name → the tool as getTools gave it, which executeTool takes
     backends.push({
       async list() {
-        registered.clear();
         const tools = (await mc.getTools()).filter((t) => !t.window || t.window === window);
-        for (const tool of tools) registered.set(tool.name, tool);
+        registered = new Map(tools.map((tool) => [tool.name, tool]));
         return tools.map((t) => ({
           name: t.name, title: t.title, description: t.description, inputSchema: parseSchema(t.inputSchema),
           annotations: t.annotations, source: polyfilled ? 'polyfill' : 'native',
@@ -149,49 +158,71 @@
 
   const listAll = () => Promise.all(backends.map((b) => b.list().catch(() => [])));
 
-  // The list leaves as JSON text: the worker parses it once, instead of this frame parsing it back and the
-  // two hops to the worker cloning a thousand objects each (a string crosses both at the cost of a copy).
-  async function listText() {
-    return toText((await listAll()).flat());
-  }
+  // 3. The messages on the channel to content.js. A report says what changed since the previous one: `upsertJson`
+  // (JSON text of the tools added or changed: the worker parses it once, instead of this frame parsing it back and
+  // two hops cloning every tool) and `removed` names; `reset` means it starts from nothing (the first report,
+  // and the first on each new port to the worker: content.js asks with `reset`). Tools keep the place they were
+  // first reported in, new ones follow in registration order. `count` is how many tools the frame has, so a mirror
+  // that keeps fewer can say how many it left out.
+  // Messages to the worker stay well under Chrome's 64 MB: a report is sent in parts of at most MESSAGE_CHARS of
+  // tools (only the last one has the count), and a tool longer than that (which the worker would cut down
+  // anyway) is not sent, only counted.
+  const MESSAGE_CHARS = 8_000_000;
+  let sent = new Map(); // name → the tool's JSON text, as reported, in the order reported
+  let reset = true;
+  const bySequence = (a, b) => (registeredAt.get(a) ?? Infinity) - (registeredAt.get(b) ?? Infinity);
 
-  // 3. The messages on the channel to content.js.
-  let announced = false;
-  async function pushTools(syncId) {
-    const toolsJson = await listText(); // always an array's text: toText of an array is one
-    if (toolsJson === '[]' && !announced && syncId === undefined) return;
-    announced = true;
-    post({ type: 'tools', syncId, toolsJson, url: location.href, title: document.title });
-  }
-
-  // Native WebMCP fires toolchange once per registration, each in its own task: a page registering thousands
-  // of tools must cost a few listings, not one per tool. Changes are gathered for a moment, one listing runs at
-  // a time, and changes that arrive meanwhile cause exactly one more.
-  let pushTimer = 0;
-  let pushing = false;
-  let changedMeanwhile = false;
-  const schedulePush = () => {
-    if (pushing) {
-      changedMeanwhile = true;
-      return;
+  async function report(syncIds) {
+    const names = new Set();
+    const listed = new Map();
+    for (const tool of (await listAll()).flat()) {
+      if (names.has(tool.name)) continue;
+      names.add(tool.name);
+      const text = toText(tool);
+      if (text.length <= MESSAGE_CHARS) listed.set(tool.name, text);
     }
-    clearTimeout(pushTimer);
-    pushTimer = setTimeout(async () => {
-      pushing = true;
-      try {
-        await pushTools();
-      } finally {
-        pushing = false;
-        if (changedMeanwhile) {
-          changedMeanwhile = false;
-          schedulePush();
-        }
+    const kept = [...sent.keys()].filter((name) => listed.has(name));
+    const added = [...listed.keys()].filter((name) => !sent.has(name)).sort(bySequence); // stable: unknown ones as listed
+    const removed = reset ? [] : [...sent.keys()].filter((name) => !listed.has(name));
+    const changed = reset ? kept : kept.filter((name) => sent.get(name) !== listed.get(name));
+    const parts = [[]];
+    let size = 0;
+    for (const text of changed.concat(added).map((name) => listed.get(name))) {
+      if (size + text.length > MESSAGE_CHARS) {
+        parts.push([]);
+        size = 0;
       }
-    }, PUSH_GATHER_MS);
-  };
-  for (const backend of backends) backend.onChange(schedulePush);
-  schedulePush();
+      parts[parts.length - 1].push(text);
+      size += text.length;
+    }
+    const [first, ...others] = syncIds;
+    if (first === undefined && !parts[0].length && !removed.length) return;
+    const base = { type: 'tools', url: location.href, title: document.title, count: names.size };
+    parts.forEach((part, i) => {
+      const last = i === parts.length - 1; // the frame's count, and the sync answer, once every part is there
+      post({ ...base, ...(last ? { syncId: first } : { count: undefined }), reset: reset && i === 0,
+        removed: i === 0 ? removed : [], upsertJson: `[${part.join(',')}]` });
+    });
+    for (const syncId of others) post({ ...base, syncId, removed: [], upsertJson: '[]' });
+    sent = new Map(kept.concat(added).map((name) => [name, listed.get(name)]));
+    reset = false;
+  }
 
+  // One listing at a time, in order, so a report never overtakes a newer one. A change starts one once the
+  // current script is done; changes and sync requests that arrive meanwhile join the one queued after it. Native
+  // WebMCP fires toolchange once per registration, each in its own task, so a page registering thousands of tools
+  // costs a few listings, not one per tool.
+  let chain = Promise.resolve();
+  let queued = null; // the sync ids of the listing that has not started yet
+  function requestReport(syncId) {
+    if (!queued) {
+      const syncIds = (queued = []);
+      chain = chain.then(() => { queued = null; return report(syncIds); }).catch(() => {});
+    }
+    if (syncId !== undefined) queued.push(syncId);
+  }
+  for (const backend of backends) backend.onChange(() => requestReport());
+  requestReport();
 
   function failure(code, message, data) {
     return { code, message, ...(data === undefined ? {} : { data }) };
@@ -229,7 +260,8 @@
   function receive(data) {
     if (data?.type === 'call') run(data);
     else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
-    else if (data?.type === 'sync') pushTools(data.syncId);
+    else if (data?.type === 'sync') requestReport(data.syncId);
+    else if (data?.type === 'reset') reset = true;
   }
 
   onPortMessage = (data) => (isArray(data) ? data.forEach(receive) : receive(data));

@@ -14,18 +14,22 @@
   let relayUp = false;
   let lane = null;
   let hidden = false; // between pagehide and a back/forward-cache restore: no lane for this document
-  let lastTools = null; // the tools text last forwarded on the current worker port
+  let needReset = true; // the worker's port has not had a full report yet
 
-  // A report identical to the last one on this port goes as `unchanged`: the worker keeps what this port
-  // reported before, so an explicit refresh of an unchanged page does not carry every tool across again.
+  // The bridge reports what changed since its previous report. A port to the worker starts from nothing, so
+  // on each new one the bridge is asked for a full report (`reset`); a change meant for an earlier port is not
+  // sent but asked for again, and comes back whole: the worker's copy of this frame's tools never misses a step.
   function forward(data) {
     if (data.type !== 'tools') return toWorker(data);
-    const { unchanged: _, ...report } = data; // only this script may say unchanged
-    if (worker && typeof report.toolsJson === 'string' && report.toolsJson === lastTools) {
-      return toWorker({ type: 'tools', syncId: report.syncId, unchanged: true });
-    }
-    toWorker(report);
-    lastTools = worker ? report.toolsJson : null;
+    if (data.reset === true) needReset = false;
+    else if (needReset) return bridge.postMessage({ type: 'sync', syncId: data.syncId });
+    toWorker(data);
+  }
+
+  function dropPort() {
+    worker = null;
+    needReset = true;
+    bridge.postMessage({ type: 'reset' });
   }
 
   // If the worker dies while it is connected to the relay (stopped, crashed), reconnecting restarts it
@@ -33,7 +37,6 @@
   function openPort() {
     try {
       worker = chrome.runtime.connect({ name: 'webmcp-nb' });
-      lastTools = null;
     } catch (_) {
       worker = null; // the extension was reloaded or removed: this frame is orphaned
       return;
@@ -43,8 +46,9 @@
       else if (m?.type === 'lane') openLane(m);
       else if (FROM_WORKER.has(m?.type)) bridge.postMessage(m);
     });
+    const port = worker;
     worker.onDisconnect.addListener(() => {
-      worker = null;
+      if (worker === port) dropPort();
       if (relayUp) setTimeout(() => worker || openPort(), 200);
       relayUp = false;
     });
@@ -52,7 +56,12 @@
 
   function toWorker(message) {
     if (!worker) openPort();
-    worker?.postMessage(message);
+    try {
+      worker?.postMessage(message);
+    } catch (_) { // the port closed and its disconnect event has not arrived yet
+      dropPort();
+      if (message.type === 'tools') bridge.postMessage({ type: 'sync', syncId: message.syncId });
+    }
   }
 
   // The lane: calls come in as JSON (one, or an array); a result goes out as a header line followed by the
@@ -127,7 +136,7 @@
     if (!event.persisted) return;
     hidden = false;
     worker?.disconnect();
-    worker = null;
+    dropPort();
     bridge.postMessage({ type: 'sync' });
   });
 

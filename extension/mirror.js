@@ -1,58 +1,201 @@
 // The worker's mirror of every tab: its url/title/state and the endpoints that report tools in it — a
 // content script per frame (the page's own tools) and a skill runtime per frame (injected skills' tools).
-// Pushes `tab.updated` to the relay, debounced. After a worker restart memory is empty: `resyncAll` asks
-// every frame to announce itself again.
-import { Method } from './protocol.js';
+// A frame bridge reports what changed in its list; the mirror keeps each tab's merged list (a "view") and pushes
+// `tab.updated` to the relay, debounced, with only what changed in the view since the last push (ToolChanges in
+// webmcp_nb/protocol.py). The hello carries every view whole. After a worker restart memory is empty:
+// `resyncAll` asks every frame to announce itself again.
+import { Method, PAGE_SOURCES } from './protocol.js';
 import { isConnected, notify } from './relay.js';
 import { failCallsOf, handleResult } from './calls.js';
 import { skillToolVisible } from './skills.js';
 import { tabChanged, tabClosed } from './panel.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
-const PUSH_DELAY_MS = 5;
+const PUSH_DELAY_MS = 1;
 const SYNC_TIMEOUT_MS = 2_000;
-// What one frame may report: pages are untrusted, and one page must not be able to swamp the relay.
-const MAX_TOOLS = 2_000;
-const MAX_REPORT_CHARS = 4_000_000;
+// What the mirror keeps of one frame: pages are untrusted, and one page must not be able to swamp the relay.
+// Tools past these bounds are left out of the mirror, counted (`toolsOmitted`), and still callable by name.
+const MAX_TOOLS = 50_000;
+const MAX_FRAME_CHARS = 16_000_000;
 const MAX_DESCRIPTION_CHARS = 8_000;
 const MAX_SCHEMA_CHARS = 200_000;
 export const PAGE = 'webmcp-nb';
 export const SKILLS = 'webmcp-nb-skills';
 
 export const tabs = new Map(); // tab id → {id, url, title, active, status, windowId}
-const endpoints = new Map(); // tab id → Set of {port, kind, frameId, url, tools, skills}
+const endpoints = new Map(); // tab id → Set of {port, kind, frameId, url, tools: FrameTools, skills, lane}
+const views = new Map(); // tab id → Map of key → record: the tab's tools as last pushed, in order
 const syncs = new Map(); // sync id → resolve
 let nextSyncId = 1;
 
 const byFrame = (a, b) => a.frameId - b.frameId;
 
-// Every tool of a tab with the endpoint that runs it: the page's own tools first (top frame first), then
-// skill tools whose names the page does not already use, unless the user disabled them.
-export function toolsOf(tabId) {
+// One endpoint's tools by name, in the order they joined, within the bounds. `count` is how many the frame
+// says it has; the difference is what was left out. (`length` is for lanes.js, which asks whether there are any.)
+class FrameTools extends Map {
+  chars = 0;
+  count = 0;
+  get length() { return this.size; }
+  get omitted() { return Math.max(0, this.count - this.size); }
+
+  put(record) {
+    const old = this.get(record.tool.name);
+    const chars = this.chars - (old?.size ?? 0) + record.size;
+    if (chars > MAX_FRAME_CHARS || (!old && this.size >= MAX_TOOLS)) {
+      if (old) this.drop(old.tool.name); // a changed tool that no longer fits is left out too
+      return;
+    }
+    this.set(record.tool.name, record); // a changed tool keeps its place
+    this.chars = chars;
+  }
+
+  drop(name) {
+    const old = this.get(name);
+    if (!old) return;
+    this.delete(name);
+    this.chars -= old.size;
+  }
+
+  clear() {
+    super.clear();
+    this.chars = 0;
+  }
+}
+
+const isPage = (tool) => PAGE_SOURCES.includes(tool.source);
+const keyOf = (frameId, name) => `${frameId}\n${name}`;
+
+// One reported tool, bounded and labelled by what the worker knows rather than what the page says: page
+// endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name; the frame
+// is the port's. Null when it is not a tool at all.
+function toRecord(raw, endpoint) {
+  if (typeof raw?.name !== 'string' || raw.name.length > 128) return null;
+  const tool = {
+    name: raw.name,
+    title: typeof raw.title === 'string' ? raw.title.slice(0, 200) : undefined,
+    description: String(raw.description ?? '').slice(0, MAX_DESCRIPTION_CHARS),
+    inputSchema: raw.inputSchema && typeof raw.inputSchema === 'object' ? raw.inputSchema : undefined,
+    annotations: raw.annotations && typeof raw.annotations === 'object' ? raw.annotations : {},
+    source: endpoint.kind === PAGE ? (raw.source === 'native' ? 'native' : 'polyfill') : String(raw.source ?? ''),
+    frameId: endpoint.frameId,
+    frameUrl: endpoint.url,
+  };
+  let size;
+  try {
+    if (JSON.stringify(tool.inputSchema ?? null).length > MAX_SCHEMA_CHARS) throw new RangeError();
+    size = JSON.stringify(tool).length;
+  } catch (_) { // too large, or a cycle (a skill runtime's report is a structured clone)
+    tool.inputSchema = { type: 'object', description: 'The schema was too large to mirror.' };
+    size = JSON.stringify(tool).length;
+  }
+  return { tool, size, endpoint, key: keyOf(endpoint.frameId, tool.name) };
+}
+
+// A frame bridge sends what changed as JSON text (one copy per hop instead of a structured clone of every tool).
+function parseList(text) {
+  try {
+    const list = JSON.parse(text);
+    return Array.isArray(list) ? list : [];
+  } catch (_) {
+    return [];
+  }
+}
+
+// A report from an endpoint: a page bridge's changes (`reset`, `removed` names, `upsertJson`, `count`), or a
+// skill runtime's whole list (`tools`).
+function applyReport(endpoint, message) {
+  const { tools } = endpoint;
+  const whole = endpoint.kind === SKILLS;
+  const upserts = whole ? (Array.isArray(message.tools) ? message.tools : []) : parseList(message.upsertJson);
+  if (whole || message.reset === true) tools.clear();
+  if (!whole && Array.isArray(message.removed)) for (const name of message.removed) tools.drop(name);
+  for (const raw of upserts) {
+    const record = toRecord(raw, endpoint);
+    if (record) tools.put(record);
+  }
+  const count = whole ? upserts.length : message.count; // none on all but the last part of a report
+  tools.count = Math.max(tools.size, Number.isSafeInteger(count) ? count : 0);
+  if (whole) endpoint.skills = Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
+}
+
+// What a tab's view should hold now: the page's own tools first (top frame first, each frame's in the order they
+// joined), then skill tools whose names the page does not already use, unless the user disabled them.
+function currentRecords(tabId) {
   const all = [...(endpoints.get(tabId) ?? [])];
-  const out = [];
+  const out = new Map();
   const taken = new Set();
   for (const endpoint of all.filter((e) => e.kind === PAGE).sort(byFrame)) {
-    for (const tool of endpoint.tools) {
-      out.push({ tool: { ...tool, frameId: endpoint.frameId, frameUrl: endpoint.url }, endpoint });
-      taken.add(tool.name);
+    for (const [name, record] of endpoint.tools) {
+      if (!out.has(record.key)) out.set(record.key, record);
+      taken.add(name);
     }
   }
   for (const endpoint of all.filter((e) => e.kind === SKILLS).sort(byFrame)) {
-    for (const tool of endpoint.tools) {
-      if (taken.has(tool.name) || !skillToolVisible(tool.source, tool.name)) continue;
-      out.push({ tool: { ...tool, frameId: endpoint.frameId, frameUrl: endpoint.url }, endpoint });
-      taken.add(tool.name);
+    for (const [name, record] of endpoint.tools) {
+      if (taken.has(name) || !skillToolVisible(record.tool.source, name)) continue;
+      out.set(record.key, record);
+      taken.add(name);
     }
   }
   return out;
+}
+
+const byGroup = (a, b) => (isPage(a.tool) ? 0 : 1) - (isPage(b.tool) ? 0 : 1) || a.tool.frameId - b.tool.frameId;
+const keyPair = (record) => [record.tool.frameId, record.tool.name];
+
+// Brings a tab's view up to date and returns what changed (ToolChanges). The relay and clients apply it as
+// webmcp_nb.protocol.apply_tool_changes does: tools that stay keep their place, changed ones too, new ones are
+// appended, then sorted by group if that put one out of place. When that order is not the view's (a tool that
+// left and came back between two pushes), the changes also carry the whole `order`.
+function updateView(tabId) {
+  const before = views.get(tabId) ?? new Map();
+  const view = currentRecords(tabId);
+  const removed = [];
+  const upserted = [];
+  const kept = [];
+  for (const [key, record] of before) {
+    const current = view.get(key);
+    if (!current) removed.push(keyPair(record));
+    else {
+      if (current !== record) upserted.push(current.tool);
+      kept.push(current);
+    }
+  }
+  const added = [];
+  for (const [key, record] of view) if (!before.has(key)) added.push(record);
+  for (const record of added) upserted.push(record.tool);
+  let order = kept.concat(added);
+  if (added.length && order.some((r, i) => i > 0 && byGroup(order[i - 1], r) > 0)) order = order.sort(byGroup);
+  views.set(tabId, view);
+  const changes = { removed, upserted };
+  let i = 0;
+  for (const record of view.values()) {
+    if (order[i++] !== record) return { ...changes, order: Array.from(view.values(), keyPair) };
+  }
+  return changes;
+}
+
+// The endpoint that runs `name` (in `frameId`, if given), as the tab's list orders them; or, when the mirror does
+// not list it, the page endpoints that left tools out (it may be one of those), in frame order.
+export function findTool(tabId, name, frameId) {
+  const all = [...(endpoints.get(tabId) ?? [])].sort(byFrame);
+  const wanted = (endpoint) => frameId === undefined || endpoint.frameId === frameId;
+  const pages = all.filter((e) => e.kind === PAGE);
+  const page = pages.find((e) => wanted(e) && e.tools.has(name));
+  if (page) return { tool: page.tools.get(name).tool, endpoint: page };
+  if (!pages.some((e) => e.tools.has(name))) {
+    const skill = all.find((e) => e.kind === SKILLS && e.tools.has(name) && skillToolVisible(e.tools.get(name).tool.source, name));
+    if (skill) return wanted(skill) ? { tool: skill.tools.get(name).tool, endpoint: skill } : null;
+  }
+  const unlisted = pages.filter((e) => wanted(e) && e.tools.omitted > 0);
+  return unlisted.length ? { tool: null, unlisted } : null;
 }
 
 function skillStatus(tabId) {
   const pageNames = new Set();
   const status = [];
   for (const endpoint of endpoints.get(tabId) ?? []) {
-    if (endpoint.kind === PAGE) for (const tool of endpoint.tools) pageNames.add(tool.name);
+    if (endpoint.kind === PAGE) for (const name of endpoint.tools.keys()) pageNames.add(name);
   }
   for (const endpoint of endpoints.get(tabId) ?? []) {
     if (endpoint.kind !== SKILLS) continue;
@@ -63,54 +206,26 @@ function skillStatus(tabId) {
   return status;
 }
 
-// A frame bridge sends its list as JSON text (one copy per hop instead of a structured clone of every tool).
-function parseReport(text) {
-  try {
-    return JSON.parse(text);
-  } catch (_) {
-    return [];
-  }
-}
-
-// A frame's report, bounded and labelled by what the worker knows rather than what the page says:
-// page endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name.
-function cleanTools(tools, kind) {
-  if (!Array.isArray(tools)) return [];
-  const out = [];
-  let size = 0;
-  for (const raw of tools.slice(0, MAX_TOOLS)) {
-    if (typeof raw?.name !== 'string' || raw.name.length > 128) continue;
-    const tool = {
-      name: raw.name,
-      title: typeof raw.title === 'string' ? raw.title.slice(0, 200) : undefined,
-      description: String(raw.description ?? '').slice(0, MAX_DESCRIPTION_CHARS),
-      inputSchema: raw.inputSchema && typeof raw.inputSchema === 'object' ? raw.inputSchema : undefined,
-      annotations: raw.annotations && typeof raw.annotations === 'object' ? raw.annotations : {},
-      source: kind === PAGE ? (raw.source === 'native' ? 'native' : 'polyfill') : String(raw.source ?? ''),
-    };
-    if (JSON.stringify(tool.inputSchema ?? null).length > MAX_SCHEMA_CHARS) {
-      tool.inputSchema = { type: 'object', description: 'The schema was too large to mirror.' };
-    }
-    size += JSON.stringify(tool).length;
-    if (size > MAX_REPORT_CHARS) break;
-    out.push(tool);
-  }
-  return out;
-}
-
-export function tabInfo(tabId) {
+// A tab without its tools: what `tab.updated` carries next to the changes.
+function tabFields(tabId) {
   const tab = tabs.get(tabId);
+  let omitted = 0;
+  for (const endpoint of endpoints.get(tabId) ?? []) omitted += endpoint.tools.omitted;
   return {
     id: tabId, url: tab?.url ?? '', title: tab?.title ?? '', active: !!tab?.active, status: tab?.status ?? '',
-    tools: toolsOf(tabId).map(({ tool }) => tool),
-    skills: skillStatus(tabId),
+    skills: skillStatus(tabId), toolsOmitted: omitted,
   };
+}
+
+// The whole tab, as the hello and side panels get it.
+export function tabInfo(tabId) {
+  return { ...tabFields(tabId), tools: Array.from(views.get(tabId)?.values() ?? [], (record) => record.tool) };
 }
 
 const dirty = new Set();
 let pushTimer = 0;
-// tab id → the tab as last pushed (JSON text). A tab that is still exactly that is not pushed again: the relay
-// and its clients have it. Only what was sent while connected counts, and all is forgotten when a hello goes out.
+// tab id → the tab's fields as last pushed (JSON text). A tab whose fields and tools are unchanged is not pushed
+// again. Only what was sent while connected counts, and all is forgotten when a hello goes out.
 const pushed = new Map();
 export const forgetPushed = () => pushed.clear();
 export function markDirty(tabId) {
@@ -120,17 +235,20 @@ export function markDirty(tabId) {
 export function markAllDirty() {
   for (const tabId of tabs.keys()) markDirty(tabId);
 }
+// Views change only here, and every change is pushed (or, while the relay is away, dropped: the hello that
+// follows carries the views whole).
 export function flushDirty() {
   clearTimeout(pushTimer);
   pushTimer = 0;
   for (const tabId of dirty) {
     if (!tabs.has(tabId)) continue;
-    const info = tabInfo(tabId);
-    const text = JSON.stringify(info);
-    if (pushed.get(tabId) !== text) {
-      if (isConnected()) pushed.set(tabId, text); // else notify drops it, and the hello will carry it
+    const changes = updateView(tabId);
+    const tab = tabFields(tabId);
+    const text = JSON.stringify(tab);
+    if (pushed.get(tabId) !== text || changes.removed.length || changes.upserted.length) {
+      if (isConnected()) pushed.set(tabId, text);
       else pushed.delete(tabId);
-      notify(Method.TAB_UPDATED, { tab: info });
+      notify(Method.TAB_UPDATED, { tab, changes });
     }
     tabChanged(tabId);
   }
@@ -159,6 +277,7 @@ chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
 chrome.tabs.onRemoved.addListener((tabId) => {
   tabs.delete(tabId);
   endpoints.delete(tabId);
+  views.delete(tabId);
   dirty.delete(tabId);
   pushed.delete(tabId);
   notify(Method.TAB_REMOVED, { tabId });
@@ -172,15 +291,13 @@ export function attach(port, kind, relayUp) {
   const tabId = tab.id;
   if (!tabs.has(tabId)) rememberTab(tab);
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
-  const endpoint = { port, kind, frameId: port.sender.frameId ?? 0, url: port.sender.url, tools: [], skills: [], lane: null };
+  const frameId = port.sender.frameId ?? 0;
+  const endpoint = { port, kind, frameId, url: port.sender.url, tools: new FrameTools(), skills: [], lane: null };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
     if (message?.type === 'tools') {
-      if (!(message.unchanged === true && kind === PAGE)) { // unchanged: what this port reported last time
-        endpoint.tools = cleanTools(typeof message.toolsJson === 'string' ? parseReport(message.toolsJson) : message.tools, kind);
-        endpoint.skills = kind === SKILLS && Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
-      }
+      applyReport(endpoint, message);
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
       if (waiter?.tabId === tabId) waiter.done();

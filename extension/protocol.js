@@ -67,3 +67,7 @@ export const PANEL_EVENT_KINDS = Object.freeze([
   "agent.error",
   "agent.turn.finished"
 ]);
+export const PAGE_SOURCES = Object.freeze([
+  "native",
+  "polyfill"
+]);

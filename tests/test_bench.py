@@ -46,7 +46,10 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
             for kind in kinds:
                 check_stats(got[path][kind], f"calls.{mode}.{path}.{kind}")
 
-    listings = {"native": ["webmcp_nb_refresh_tools", "raw_cdp_enable"], "polyfill": ["webmcp_nb_refresh_tools"]}
+    listings = {
+        "native": ["webmcp_nb_refresh_tools", "webmcp_nb_changed", "raw_cdp_enable"],
+        "polyfill": ["webmcp_nb_refresh_tools", "webmcp_nb_changed"],
+    }
     if has_playwright:
         listings["native"].append("playwright_tools")
         listings["polyfill"].append("playwright_evaluate_get_tools")
@@ -55,6 +58,15 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
             listing = r["list_tools"][mode][path]
             check_stats(listing, f"list_tools.{mode}.{path}")
             assert listing["tools"] > 1000  # the 1000 bulk tools and the page's own searchFlights
+
+    big = {"native": ["webmcp_nb", "raw_cdp"], "polyfill": ["webmcp_nb"]}
+    if has_playwright:
+        big["native"].append("playwright_tools")
+    for mode, paths in big.items():
+        for path in paths:
+            listing = r["list_10000"][mode][path]
+            assert listing["tools"] == 10_001 and listing["n"] >= 1, (mode, path)
+            assert 0 < listing["min_s"] <= listing["median_s"] <= listing["max_s"], (mode, path)
 
     launches = ["webmcp_nb_native", "webmcp_nb_polyfill"] + (["playwright_native"] if has_playwright else [])
     for key in launches:
@@ -86,7 +98,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
             assert positive(value), key
         else:
             assert value is None, key
-    assert len(r["targets"]) == 8
+    assert len(r["targets"]) == 12
     for key, target in r["targets"].items():
         assert target["met"] in (True, False, None), key
         assert isinstance(target["target"], str)
@@ -94,7 +106,8 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
             assert isinstance(target["value"], (int, float)), key
 
     table = capsys.readouterr().out
-    for heading in ("Tool calls", "Listing the page's tools", "Launch to tools visible", "Agent overhead", "Memory"):
+    headings = ("Tool calls", "Listing the page's tools", "10,000 tools", "Launch to tools visible", "Agent overhead")
+    for heading in (*headings, "Memory"):
         assert heading in table
     assert "Ratios" in table and "Targets" in table
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from webmcp_nb import errors
-from webmcp_nb.protocol import ErrorCode, js_module, parse_message
+from webmcp_nb.protocol import ErrorCode, apply_tool_changes, js_module, parse_message, tool_group
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,3 +45,16 @@ def test_message_kinds():
     assert parse_message('{"id": 1, "method": "tool.call", "params": {}}').is_request
     assert parse_message('{"method": "ping"}').is_notification
     assert parse_message('{"id": 1, "result": null}').is_reply
+
+
+def test_tool_changes_keep_places_append_new_tools_and_group_them():
+    page = lambda frame, name: {"frameId": frame, "name": name, "source": "native"}  # noqa: E731
+    skill = lambda frame, name: {"frameId": frame, "name": name, "source": "shop"}  # noqa: E731
+    group = lambda t: tool_group(t["source"], t["frameId"])  # noqa: E731
+    tools = {(t["frameId"], t["name"]): t for t in (page(0, "a"), page(0, "b"), page(3, "c"), skill(0, "s"))}
+    changed = {**page(0, "b"), "description": "new"}
+    upserted = [((0, "b"), changed), ((0, "d"), page(0, "d")), ((1, "e"), page(1, "e"))]
+    tools = apply_tool_changes(tools, [(0, "a")], upserted, group)
+    assert list(tools) == [(0, "b"), (0, "d"), (1, "e"), (3, "c"), (0, "s")] and tools[(0, "b")] is changed
+    tools = apply_tool_changes(tools, [], [], group, order=[(0, "d"), (0, "b"), (1, "e"), (3, "c"), (0, "s")])
+    assert list(tools) == [(0, "d"), (0, "b"), (1, "e"), (3, "c"), (0, "s")]

@@ -48,18 +48,33 @@ def test_a_call_on_a_lane_outlives_the_worker(own_browser, server):
     assert tab.call("echo", text="next").value == {"text": "next"}
 
 
-def test_a_crashed_browser_gives_typed_errors_not_hangs(own_browser, server):
-    tab = own_browser.open(server.url("t/faults.html"))
-    assert lane_of(own_browser, tab) is not None
-    with ThreadPoolExecutor(1) as pool:
-        pending = pool.submit(tab.call, "hang", timeout=30)  # on the page's lane
-        time.sleep(0.3)
-        os.killpg(own_browser.process.process.pid, signal.SIGKILL)
-        started = time.monotonic()
-        assert isinstance(pending.exception(timeout=20), wm.NotConnectedError)
-    with pytest.raises(wm.NotConnectedError):
-        tab.call("received")
-    assert time.monotonic() - started < 20 and not own_browser.connected
+@pytest.mark.parametrize("lanes", ["loopback", "off"])  # calls on the page's lane, or through the worker
+def test_a_crashed_browser_fails_every_pending_call_says_how_it_ended_and_a_new_one_works(server, lanes):
+    browser = wm.launch(lanes=lanes)
+    try:
+        tab = browser.open(server.url("t/faults.html"))
+        assert (lane_of(browser, tab, timeout=2) is not None) == (lanes == "loopback")
+        with ThreadPoolExecutor(3) as pool:
+            pending = [pool.submit(tab.call, "hang", timeout=30) for _ in range(3)]
+            time.sleep(0.3)
+            os.killpg(browser.process.process.pid, signal.SIGKILL)  # every process of the browser, as a crash
+            started = time.monotonic()
+            errors = [call.exception(timeout=20) for call in pending]
+        assert all(isinstance(error, wm.BrowserCrashedError) for error in errors), errors
+        assert isinstance(errors[0], wm.NotConnectedError) and "SIGKILL" in str(errors[0])
+        assert browser.exit.signal == "SIGKILL" and not browser.exit.closed and errors[0].exit == browser.exit
+        (event,) = browser.events.of_kind("browser.crashed")
+        assert event.data["signal"] == "SIGKILL" and event.data["returncode"] == -9
+        with pytest.raises(wm.BrowserCrashedError):  # at once: no waiting for a browser that cannot come back
+            tab.call("received")
+        assert time.monotonic() - started < 10 and not browser.connected and "crashed" in repr(browser)
+        line = {c.name: c for c in wm.doctor(browser=browser).checks}["launched Chromium"]
+        assert line.status == "fail" and "SIGKILL" in line.detail and "wm.launch()" in line.fix
+    finally:
+        browser.close()
+    with wm.launch(lanes=lanes) as again:  # the same process carries on
+        assert again.open(server.url("t/faults.html")).call("received").value == []
+        assert again.exit is None
 
 
 def test_a_half_open_socket_does_not_stop_the_relay(polyfill_browser, server):

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .demo_server import DemoServer, serve_demo
     from .doctor import Diagnosis, adoctor, doctor
     from .errors import (
+        BrowserCrashedError,
         BrowserNotFoundError,
         ConfirmationRequiredError,
         InvalidArgumentsError,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
     from .session import Session
     from .skills import InjectionResult, Skill, SkillHealthWarning
-    from .tools import Tool, ToolMap, ToolResult
+    from .tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
 
 _WHERE = {
     "agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
@@ -52,6 +53,7 @@ _WHERE = {
     "demo_server": ("DemoServer", "serve_demo"),
     "doctor": ("Diagnosis", "adoctor", "doctor"),
     "errors": (
+        "BrowserCrashedError",
         "BrowserNotFoundError",
         "ConfirmationRequiredError",
         "InvalidArgumentsError",
@@ -72,7 +74,7 @@ _WHERE = {
     "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "session": ("Session",),
     "skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
-    "tools": ("Tool", "ToolMap", "ToolResult"),
+    "tools": ("Tool", "ToolMap", "ToolResult", "ToolsOmittedWarning"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
@@ -98,6 +100,7 @@ __all__ = [
     "Diagnosis",
     "adoctor",
     "doctor",
+    "BrowserCrashedError",
     "BrowserNotFoundError",
     "ConfirmationRequiredError",
     "InvalidArgumentsError",
@@ -127,6 +130,7 @@ __all__ = [
     "Tool",
     "ToolMap",
     "ToolResult",
+    "ToolsOmittedWarning",
 ]
 
 

@@ -4,8 +4,10 @@ same pages, printed as one table (with ratios and the issue's targets) and writt
     webmcp-nb bench [--quick] [--json PATH] [--iterations N]      # or: python bench/run.py ...
 
 Every call goes to ``bulk_0001`` on the demo page ``flights/?tools=1000`` (1000 trivial read-only tools plus the
-page's own ``searchFlights``), so the numbers measure the path to the page, not the page. Measurements that need
-Playwright (the ``bench`` extra) are skipped with a note when it is not installed. See bench/README.md.
+page's own ``searchFlights``), so the numbers measure the path to the page, not the page. Listing is measured there
+(a refresh, and a change to one tool reaching ``tab.tools``) and on ``flights/?tools=10000`` (a page load until
+every tool is listed). Measurements that need Playwright (the ``bench`` extra) are skipped with a note when it is
+not installed. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ PAGE = "flights/?tools=1000"
 LAUNCH_PAGE = "flights/"  # launch-to-tools-visible: the demo page as a user opens it
 TOOL = "bulk_0001"
 LAST_TOOL = "bulk_0999"  # the page is ready once this one is listed
+BIG_PAGE = "flights/?tools=10000"
+BIG_COUNT = 10_001  # its 10,000 bulk tools and searchFlights
 IN_FLIGHT = 16
 PLAYWRIGHT_MISSING = "Playwright ≥ 1.64 is not installed (pip install 'webmcp-nb[bench]'): its rows are skipped"
 
@@ -83,6 +87,7 @@ class Plan:
     in_flight: int
     listings: int
     launches: int
+    big_listings: int
     agent_steps: int
     memory_calls: int
     memory_warmup: int
@@ -94,8 +99,8 @@ class Plan:
     def make(cls, *, quick: bool = False, iterations: int | None = None) -> Plan:
         n = iterations or (30 if quick else 500)
         if quick:
-            return cls(n, 2 * n, max(5, n // 6), 1, 5, 200, 20, 5, 3.0, quick=True)
-        return cls(n, 4 * n, max(10, n // 10), 3, 50, 10_000, 500, 20, 12.0)
+            return cls(n, 2 * n, max(5, n // 6), 1, 1, 5, 200, 20, 5, 3.0, quick=True)
+        return cls(n, 4 * n, max(10, n // 10), 3, 3, 50, 10_000, 500, 20, 12.0)
 
 
 MIN_SAMPLES = 10
@@ -190,12 +195,12 @@ def _rss_mb() -> float:
     raise RuntimeError("no VmRSS in /proc/self/status")
 
 
-def _wait(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+def _wait(predicate: Callable[[], bool], timeout: float, what: str, every: float = 0.001) -> None:
     deadline = time.perf_counter() + timeout
     while not predicate():
         if time.perf_counter() > deadline:
             raise TimeoutError(f"gave up waiting for {what} after {timeout:g} s")
-        time.sleep(0.001)
+        time.sleep(every)
 
 
 # ----- webmcp-nb -----
@@ -248,6 +253,37 @@ def webmcp_nb_listing(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
     """``tab.refresh_tools()``: the page re-reports its tools and the mirror has them."""
     stats = measure(tab.refresh_tools, plan.listings, warmup=2, budget=plan.budget)
     return {**stats, "tools": len(tab.tools)}
+
+
+def webmcp_nb_change(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
+    """A changed 1,000-tool list: from the call that makes the page register one of its tools again, with a new
+    description, until ``tab.tools`` shows that description (polled every 0.2 ms from this thread)."""
+    revision = itertools.count()
+
+    def change() -> None:
+        k = next(revision)
+        tab.call(TOOL, revise=k)
+        wanted = f"(revision {k})"
+        _wait(lambda: tab.tools[LAST_TOOL].description.endswith(wanted), 10, "the change", every=0.0002)
+
+    stats = measure(change, plan.listings, warmup=3, budget=plan.budget)
+    return {**stats, "tools": len(tab.tools)}
+
+
+def webmcp_nb_big_listing(server: DemoServer, *, native: bool, runs: int) -> dict[str, Any]:
+    """Seconds from ``tab.navigate`` to the 10,000-tool page until ``tab.tools`` lists all of its tools; between
+    runs the tab goes back to the plain demo page (not timed)."""
+    seconds = []
+    with wm.launch(url=server.url(LAUNCH_PAGE), native_webmcp=native) as browser:
+        tab = browser.tabs[0]
+        for run in range(runs):
+            started = time.perf_counter()
+            tab.navigate(server.url(f"{BIG_PAGE}&run={run}"))
+            _wait(lambda: len(tab.tools) == BIG_COUNT, 60, "10,000 tools")
+            seconds.append(time.perf_counter() - started)
+            tools = len(tab.tools)
+            tab.navigate(server.url(LAUNCH_PAGE))
+    return {**_launch_stats(seconds), "tools": tools}
 
 
 def memory_growth(tab: wm.Tab, plan: Plan) -> dict[str, Any]:
@@ -403,6 +439,13 @@ class RawCDP:
             raise RuntimeError(f"{tool}: {response['status']} {response.get('errorText', '')}")
         return response.get("output")
 
+    async def load_all(self, url: str, count: int) -> int:
+        """Load ``url`` (``WebMCP`` enabled) and wait until ``toolsAdded`` has brought ``count`` tools."""
+        self.tools = set()
+        await self.send("Page.navigate", {"url": url})
+        await self._until(lambda: len(self.tools) >= count)
+        return len(self.tools)
+
     async def relist(self) -> int:
         """``WebMCP.enable`` again and wait for every tool in ``toolsAdded`` (call ``disable`` first)."""
         expected, self.tools = len(self.tools), set()
@@ -441,9 +484,15 @@ async def raw_cdp_suite(server: DemoServer, plan: Plan) -> dict[str, Any]:
             await cdp.relist()
             samples.append(time.perf_counter() - began)
         listing = {**Stats(samples, time.perf_counter() - start).as_dict(), "tools": len(cdp.tools)}
+        seconds = []
+        for run in range(plan.big_listings):
+            began = time.perf_counter()
+            tools = await cdp.load_all(server.url(f"{BIG_PAGE}&run={run}"), BIG_COUNT)
+            seconds.append(time.perf_counter() - began)
+        big = {**_launch_stats(seconds), "tools": tools}
     finally:
         await cdp.close()
-    return {"calls": calls, "listing": listing}
+    return {"calls": calls, "listing": listing, "big_listing": big}
 
 
 # ----- Playwright -----
@@ -493,6 +542,14 @@ async def playwright_suite(server: DemoServer, plan: Plan) -> dict[str, Any]:
             }
             listing = await ameasure(page.webmcp.tools, plan.listings, warmup=2, budget=plan.budget)
             out["native_listing"] = {**listing, "tools": len(await page.webmcp.tools())}
+            seconds = []
+            for run in range(plan.big_listings):
+                began = time.perf_counter()
+                await page.goto(server.url(f"{BIG_PAGE}&run={run}"))
+                while len(tools := await page.webmcp.tools()) < BIG_COUNT:
+                    await asyncio.sleep(0.001)
+                seconds.append(time.perf_counter() - began)
+            out["native_big_listing"] = {**_launch_stats(seconds), "tools": len(tools)}
         finally:
             await browser.close()
 
@@ -563,6 +620,8 @@ def ratios_and_targets(r: dict[str, Any]) -> tuple[dict[str, float | None], dict
         return value < limit if strict else value <= limit
 
     nb_list = {mode: _get(listing, mode, "webmcp_nb_refresh_tools", "p50_ms") for mode in ("native", "polyfill")}
+    nb_change = {mode: _get(listing, mode, "webmcp_nb_changed", "p50_ms") for mode in ("native", "polyfill")}
+    nb_big = {mode: _get(r, "list_10000", mode, "webmcp_nb", "median_s") for mode in ("native", "polyfill")}
     nb_launch = {mode: _get(launch, f"webmcp_nb_{mode}", "median_s") for mode in ("native", "polyfill")}
     growth = _get(r, "memory", "growth_mb")
     targets = {
@@ -576,6 +635,16 @@ def ratios_and_targets(r: dict[str, Any]) -> tuple[dict[str, float | None], dict
         **{
             f"list_1000_tools_{mode}_le_25ms": target(f"list 1000 tools ({mode}) ≤ 25 ms", v, at_most(v, 25.0))
             for mode, v in nb_list.items()
+        },
+        **{
+            f"changed_1000_tools_{mode}_le_25ms": target(
+                f"a changed 1000-tool list in tab.tools ({mode}) ≤ 25 ms", v, at_most(v, 25.0)
+            )
+            for mode, v in nb_change.items()
+        },
+        **{
+            f"list_10000_tools_{mode}_le_2s": target(f"list 10,000 tools ({mode}) ≤ 2 s", v, at_most(v, 2.0))
+            for mode, v in nb_big.items()
         },
         **{
             f"launch_to_tools_{mode}_le_1s": target(f"launch to tools visible ({mode}) ≤ 1 s", v, at_most(v, 1.0))
@@ -599,6 +668,7 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
         "meta": _meta(plan, has_playwright),
         "calls": {"native": {}, "polyfill": {}},
         "list_tools": {"native": {}, "polyfill": {}},
+        "list_10000": {"native": {}, "polyfill": {}},
         "launch": {},
     }
     with serve_demo() as server:
@@ -612,12 +682,17 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
             with webmcp_nb_tab(server, native=mode == "native") as tab:
                 results["calls"][mode].update(webmcp_nb_calls(tab, plan))
                 results["list_tools"][mode]["webmcp_nb_refresh_tools"] = webmcp_nb_listing(tab, plan)
+                results["list_tools"][mode]["webmcp_nb_changed"] = webmcp_nb_change(tab, plan)
                 if mode == "native":
                     log(f"memory over {plan.memory_calls} calls ...")
                     results["memory"] = memory_growth(tab, plan)
                 else:
                     log("agent overhead ...")
                     results["agent"] = agent_overhead(tab, server, plan.agent_steps)
+        for mode in ("native", "polyfill"):
+            log(f"webmcp-nb, {mode}, 10,000 tools ...")
+            big = webmcp_nb_big_listing(server, native=mode == "native", runs=plan.big_listings)
+            results["list_10000"][mode]["webmcp_nb"] = big
         log("webmcp-nb, native page, lanes off ...")
         with webmcp_nb_tab(server, native=True, lanes="off") as tab:
             results["calls"]["native"]["webmcp_nb_worker"] = webmcp_nb_worker_calls(tab, plan)
@@ -626,6 +701,7 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
         cdp = asyncio.run(raw_cdp_suite(server, plan))
         results["calls"]["native"]["raw_cdp"] = cdp["calls"]
         results["list_tools"]["native"]["raw_cdp_enable"] = cdp["listing"]
+        results["list_10000"]["native"]["raw_cdp"] = cdp["big_listing"]
 
         if has_playwright:
             log("Playwright ...")
@@ -635,6 +711,7 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
             results["calls"]["polyfill"]["playwright_evaluate"] = pw["polyfill_calls"]
             results["list_tools"]["native"]["playwright_tools"] = pw["native_listing"]
             results["list_tools"]["polyfill"]["playwright_evaluate_get_tools"] = pw["polyfill_listing"]
+            results["list_10000"]["native"]["playwright_tools"] = pw["native_big_listing"]
 
     results["ratios"], results["targets"] = ratios_and_targets(results)
     results["notes"] = notes
@@ -678,9 +755,15 @@ CALL_ROWS = {
 }
 LIST_ROWS = {
     "webmcp_nb_refresh_tools": "webmcp-nb tab.refresh_tools()",
+    "webmcp_nb_changed": "webmcp-nb, one tool changed → tab.tools",
     "playwright_tools": "Playwright page.webmcp.tools()",
     "raw_cdp_enable": "raw CDP WebMCP.enable → toolsAdded",
     "playwright_evaluate_get_tools": "Playwright page.evaluate(getTools)",
+}
+BIG_ROWS = {
+    "webmcp_nb": "webmcp-nb tab.navigate → all in tab.tools",
+    "playwright_tools": "Playwright goto → all in page.webmcp.tools()",
+    "raw_cdp": "raw CDP Page.navigate → all in toolsAdded",
 }
 LAUNCH_ROWS = {
     "webmcp_nb_native": "webmcp-nb wm.launch(url, native_webmcp=True)",
@@ -708,6 +791,10 @@ def _stats_row(label: str, s: dict[str, Any]) -> list[str]:
     return [label, _fmt(s["n"]), _fmt(s["p50_ms"]), _fmt(s["p95_ms"]), _fmt(s["p99_ms"]), _fmt(s["per_s"], 0)]
 
 
+def _seconds_row(label: str, s: dict[str, Any]) -> list[str]:
+    return [label, _fmt(s["n"]), _fmt(s["median_s"]), _fmt(s["min_s"]), _fmt(s["max_s"])]
+
+
 def render(r: dict[str, Any]) -> str:
     """The results as one plain-text table."""
     stat_head = ["", "n", "p50 ms", "p95 ms", "p99 ms", "per s"]
@@ -727,10 +814,14 @@ def render(r: dict[str, Any]) -> str:
                 rows.append(_stats_row(f"  {mode}: {label} [{s['tools']} tools]", s))
     sections.append(("Listing the page's tools", stat_head, rows))
     rows = [
-        [f"  {label}", _fmt(s["n"]), _fmt(s["median_s"]), _fmt(s["min_s"]), _fmt(s["max_s"])]
-        for key, label in LAUNCH_ROWS.items()
-        if (s := r["launch"].get(key)) is not None
+        _seconds_row(f"  {mode}: {label} [{s['tools']} tools]", s)
+        for mode in ("native", "polyfill")
+        for key, label in BIG_ROWS.items()
+        if (s := r["list_10000"][mode].get(key)) is not None
     ]
+    sections.append((f"A page with 10,000 tools ({BIG_PAGE})", ["", "n", "median s", "min s", "max s"], rows))
+    launches = r["launch"]
+    rows = [_seconds_row(f"  {label}", s) for key, label in LAUNCH_ROWS.items() if (s := launches.get(key)) is not None]
     sections.append((f"Launch to tools visible ({LAUNCH_PAGE})", ["", "n", "median s", "min s", "max s"], rows))
     a = r["agent"]
     rows = [

@@ -18,23 +18,34 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop
-from .chromium import ChromiumProcess
+from .chromium import ChromiumProcess, ProcessExit
 from .connection import LOST, Connection, LocalConnection
 from .display import Markup, clip, escape, table
 from .errors import (
+    BrowserCrashedError,
     BrowserNotFoundError,
     InvalidArgumentsError,
+    NotConnectedError,
     TabNotFoundError,
     ToolNotFoundError,
     ToolTimeoutError,
     WebMCPError,
 )
 from .events import Event, EventStream
-from .protocol import EXTENSION_ID, BrowserInfo, InstalledSkill, Method, TabInfo, parse_panel_event
+from .protocol import (
+    EXTENSION_ID,
+    BrowserInfo,
+    InstalledSkill,
+    Method,
+    TabInfo,
+    ToolChanges,
+    ToolInfo,
+    parse_panel_event,
+)
 from .relay import Relay
 from .schema import validate_arguments
 from .skills import InjectionResult, Skill, SkillRegistry, check_health
-from .tools import Tool, ToolMap, ToolResult
+from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -57,7 +68,9 @@ USER_SCRIPTS_OFF = (
 PANEL_TEXT_LIMIT = 4_000  # characters of a string field sent to side panels
 PANEL_FLUSH_DELAY = 0.03  # seconds events wait to be batched for side panels
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+EVENT_NAMES = 100  # tool names an event lists at most (a page may have thousands)
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
+EXIT_GRACE = 0.5  # after losing a launched browser: how long to wait to learn whether its process ended
 
 
 _validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
@@ -92,8 +105,16 @@ class Tab:
 
     def __init__(self, browser: Browser, info: TabInfo) -> None:
         self._browser = browser
+        self._tools = TabTools(self)
+        self._warned_omitted = 0
         self._info = info
-        self._tools_cache: tuple[int, dict[str, Tool]] | None = None
+        self._set_info(info, whole=True)
+
+    def _set_info(self, info: TabInfo, *, whole: bool) -> tuple[list[str], list[str]]:
+        """New fields for the tab, and its whole tool list if ``whole``; returns the names added and removed."""
+        changed = self._tools.replace(info.tools) if whole else ([], [])
+        self._info = info.model_copy(update={"tools": []})  # the tools live in self._tools
+        return changed
 
     id = property(lambda self: self._info.id, doc="Chrome's tab id.")
     url = property(lambda self: self._info.url, doc="The tab's current URL.")
@@ -106,31 +127,23 @@ class Tab:
 
     @property
     def tools(self) -> ToolMap:
-        """The tab's tools by name (top frame first); the mapping follows the page as it changes."""
+        """The tab's tools by name (top frame first, each frame's in registration order); the mapping follows the
+        page as it changes. ``tools.omitted`` counts tools the mirror left out (with a ``ToolsOmittedWarning``)."""
+        omitted = self._info.tools_omitted
+        if omitted and omitted != self._warned_omitted:
+            self._warned_omitted = omitted
+            warnings.warn(_omitted_message(self), ToolsOmittedWarning, stacklevel=2)
         return ToolMap(self)
 
-    def _tool_objects(self) -> dict[str, Tool]:
-        info = self._info
-        if self._tools_cache is None or self._tools_cache[0] != id(info):
-            tools: dict[str, Tool] = {}
-            for tool_info in info.tools:
-                tools.setdefault(tool_info.name, Tool(self, tool_info))
-            self._tools_cache = (id(info), tools)
-        return self._tools_cache[1]
-
     def _find_tool(self, name: str, frame: int | None) -> Tool:
-        if frame is None:
-            tool = self._tool_objects().get(name)
-            if tool is not None:
-                return tool
-        else:
-            for tool_info in self._info.tools:
-                if tool_info.name == name and tool_info.frame_id == frame:
-                    return Tool(self, tool_info)
-        names = ", ".join(self._tool_objects()) or "none"
+        tool = self._tools.named(name) if frame is None else self._tools.get((frame, name))
+        if tool is not None:
+            return tool
+        names = list(self._tools.names())
+        listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
         where = f" in frame {frame}" if frame is not None else ""
         raise ToolNotFoundError(
-            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {names}. "
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {listed}. "
             f"If the page registers it later, use tab.wait_for_tool({name!r})."
         )
 
@@ -158,7 +171,12 @@ class Tab:
             tool = self._find_tool(name, frame)
         except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
             await self.arefresh_tools()
-            tool = self._find_tool(name, frame)
+            try:
+                tool = self._find_tool(name, frame)
+            except ToolNotFoundError:
+                if not self._info.tools_omitted:
+                    raise
+                tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
         if tool.has_pattern:  # a page's regex could backtrack for minutes: check off the loop, with a limit
             await _validate(name, tool.info.input_schema, arguments)
         else:
@@ -172,6 +190,8 @@ class Tab:
             "timeoutMs": int(limit * 1000),
             "maxResultChars": self._browser.max_result_chars,
         }
+        if tool.source == UNLISTED and frame is None:
+            del params["frameId"]  # whichever frame has it
         events, where = self._browser.events, {"tab_id": self.id, "url": self.url}
         events.emit(
             "tool.called", **where, tool=name, arguments=arguments, read_only=tool.read_only, source=tool.source
@@ -198,10 +218,8 @@ class Tab:
     @on_loop
     async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
         """Wait until the page registers ``name`` (it may do so after a search or a click)."""
-        await self._browser._wait_until(
-            lambda: name in self._tool_objects(), timeout, f"tool {name!r} on tab {self.id}"
-        )
-        return self._tool_objects()[name]
+        await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r} on tab {self.id}")
+        return self._find_tool(name, None)
 
     wait_for_tool = blocking(await_for_tool)
 
@@ -288,7 +306,7 @@ class Tab:
     # ----- display -----
 
     def __repr__(self) -> str:
-        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._info.tools)}>"
+        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._tools)}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = self.tools._repr_mimebundle_()
@@ -297,6 +315,22 @@ class Tab:
             "text/plain": f"{head}\n{tools['text/plain']}",
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
+
+
+UNLISTED = "unlisted"
+"""The source of a tool called by name that the mirror does not list (see ``TabInfo.tools_omitted``)."""
+
+
+def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
+    note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
+    return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _omitted_message(tab: Tab) -> str:
+    return (
+        f"tab {tab.id} ({tab.url}): {tab._info.tools_omitted:,} of the page's tools are left out of tab.tools "
+        "(a frame is over the mirror's bounds: 50,000 tools or 16 M characters); tab.call(name) still reaches them"
+    )
 
 
 class Browser:
@@ -325,6 +359,7 @@ class Browser:
         """The Chromium this library launched for it (``None`` for the user's own browser)."""
         self.available: dict[str, dict[str, Any]] = {}
         """Every browser connected to the relay, by id (a relay may serve several)."""
+        self._exited = asyncio.Event()
         self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
@@ -374,16 +409,41 @@ class Browser:
                 self.events.emit("skills.changed", skills=[s.name for s in self.info.skills])
         elif params.get("browserId") == self.id and self.id is not None:
             if method == Method.TAB_UPDATED.value:
-                info = TabInfo.model_validate(params["tab"])
-                before = self._tabs.get(info.id)
-                old_names = [t.name for t in before._info.tools] if before else []
-                self._upsert(info)
-                names = [t.name for t in info.tools]
-                if names != old_names:
-                    self.events.emit("tools.changed", tab_id=info.id, url=info.url, tools=names)
+                self._on_tab_updated(params["tab"], params.get("changes"))
             elif method == Method.TAB_REMOVED.value:
                 self._forget_tab(params.get("tabId"))
         self._notify()
+
+    def _on_tab_updated(self, raw: dict[str, Any], changes: dict[str, Any] | None) -> None:
+        """A ``tab.updated``: the whole tab, or its fields and what changed in its tools (``ToolChanges``)."""
+        info = TabInfo.model_validate(raw)
+        tab = self._tabs.get(info.id)
+        omitted_before = tab._info.tools_omitted if tab is not None else 0
+        if changes is None:
+            if tab is None:
+                tab = self._upsert(info)
+                added, removed = [t.name for t in info.tools], []
+            else:
+                added, removed = tab._set_info(info, whole=True)
+        else:
+            tab = tab or self._upsert(info)
+            tab._set_info(info, whole=False)
+            added, removed = tab._tools.apply(ToolChanges.model_validate(changes))
+        if added or removed:
+            names = list(tab._tools.names())
+            self.events.emit(
+                "tools.changed",
+                tab_id=info.id,
+                url=info.url,
+                tools=names[:EVENT_NAMES],
+                count=len(tab._tools),
+                added=added[:EVENT_NAMES],
+                removed=removed[:EVENT_NAMES],
+            )
+        if info.tools_omitted and info.tools_omitted != omitted_before:
+            self.events.emit(
+                "tools.omitted", tab_id=info.id, url=info.url, omitted=info.tools_omitted, listed=len(tab._tools)
+            )
 
     # ----- the event stream, shared with the side panel -----
 
@@ -437,6 +497,46 @@ class Browser:
         for tab_id in set(self._tabs) - seen:
             self._forget_tab(tab_id)
 
+    def _watch(self, process: ChromiumProcess) -> None:
+        """Own the Chromium ``launch()`` started: learn the moment it ends."""
+        self.process = process
+        loop = self._loop
+
+        def ended(exit: ProcessExit) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is left to tell
+                loop.call_soon_threadsafe(self._process_ended, exit)
+
+        process.on_exit(ended)
+
+    def _process_ended(self, exit: ProcessExit) -> None:
+        """The launched Chromium is gone. Unless ``close()`` stopped it, that is a crash: it goes into the event
+        stream, and every request waiting on it, or made from now on, raises ``BrowserCrashedError``."""
+        self._exited.set()
+        if exit.closed or self._closed:
+            return
+        self._connected = False
+        self.events.emit(
+            "browser.crashed",
+            pid=exit.pid,
+            returncode=exit.returncode,
+            signal=exit.signal,
+            log=exit.log_tail,
+            message=str(exit),
+        )
+        self._notify()
+
+    def _crashed(self) -> BrowserCrashedError | None:
+        exit = self.exit
+        if exit is None or exit.closed or self._closed:
+            return None
+        return BrowserCrashedError(f"{exit}; start another with wm.launch(). Its log ends:\n{exit.log_tail}", exit=exit)
+
+    @property
+    def exit(self) -> ProcessExit | None:
+        """How the Chromium ``launch()`` started ended (status, signal, log tail), or ``None`` while it runs and
+        for a browser this library did not start."""
+        return self.process.exit if self.process is not None else None
+
     def _tab_from_reply(self, reply: dict[str, Any]) -> Tab:
         """The tab a tab action names: its state was pushed (``tab.updated``) just before the reply."""
         if "tabId" not in reply:  # a full tab, as older extensions sent
@@ -448,11 +548,12 @@ class Browser:
         return tab
 
     def _upsert(self, info: TabInfo) -> Tab:
+        """A whole tab (``hello``, ``browser.added``)."""
         tab = self._tabs.get(info.id)
         if tab is None:
             tab = self._tabs[info.id] = Tab(self, info)
         else:
-            tab._info = info
+            tab._set_info(info, whole=True)
         return tab
 
     def _forget_tab(self, tab_id: Any) -> None:
@@ -478,12 +579,12 @@ class Browser:
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
     async def _wait_bound(self, timeout: float, advice: Callable[[], str]) -> None:
-        try:
-            await self._wait_until(lambda: self._connected, timeout, "a browser")
-        except ToolTimeoutError:
+        with contextlib.suppress(ToolTimeoutError):
+            await self._wait_until(lambda: self._connected or self.exit is not None, timeout, "a browser")
+        if not self._connected:
             raise BrowserNotFoundError(
                 f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
-            ) from None
+            )
         self._warn_if_skills_off()
 
     def _warn_if_skills_off(self) -> None:
@@ -492,10 +593,25 @@ class Browser:
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
         if not self._connected:
-            await self._connection.wait_ready()  # the relay itself gone: fails fast, saying what to do
+            if self._crashed() is None:
+                await self._connection.wait_ready()  # the relay itself gone: fails fast, saying what to do
             with contextlib.suppress(ToolTimeoutError):  # a restarted service worker is usually back in a second
-                await self._wait_until(lambda: self._connected, min(timeout, RECONNECT_GRACE), "the browser")
-        return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
+                await self._wait_until(
+                    lambda: self._connected or self._crashed() is not None,
+                    min(timeout, RECONNECT_GRACE),
+                    "the browser",
+                )
+        if crash := self._crashed():
+            raise crash
+        try:
+            return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
+        except NotConnectedError:
+            if self.process is not None and not self._closed:  # did the Chromium we launched just die?
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._exited.wait(), EXIT_GRACE)
+                if crash := self._crashed():
+                    raise crash from None
+            raise
 
     # ----- public -----
 
@@ -538,7 +654,8 @@ class Browser:
         tab = self._tab_from_reply(
             await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
         )
-        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=list(tab._tool_objects()))
+        names = list(tab._tools.names())
+        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=names[:EVENT_NAMES])
         return tab
 
     open = blocking(aopen)
@@ -571,6 +688,8 @@ class Browser:
 
     def __repr__(self) -> str:
         state = "connected" if self.connected else "disconnected"
+        if crash := self._crashed():
+            state = f"crashed: {crash.exit}"
         return f"<Browser {self.id} {state}, {len(self._tabs)} tabs>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

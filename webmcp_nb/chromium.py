@@ -17,14 +17,17 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import BrowserNotFoundError
 from .protocol import EXTENSION_ID
 
-__all__ = ["extension_path", "find_chromium", "ChromiumProcess", "BASE_FLAGS"]
+__all__ = ["extension_path", "find_chromium", "ChromiumProcess", "ProcessExit", "BASE_FLAGS"]
 
 CANDIDATES = (
     "/usr/lib/chromium/chromium",  # Debian's real binary (/usr/bin/chromium is a wrapper script)
@@ -73,8 +76,38 @@ def find_chromium(executable: str | os.PathLike[str] | None = None) -> str:
     )
 
 
+@dataclass(frozen=True)
+class ProcessExit:
+    """How a launched Chromium ended."""
+
+    pid: int
+    returncode: int
+    """The exit status; negative when a signal ended it (``-9``: SIGKILL)."""
+    at: float
+    """When it was seen to end (Unix time, seconds)."""
+    log_tail: str
+    """The last lines Chromium wrote to its log."""
+    closed: bool
+    """Whether ``close()`` stopped it; ``False`` means it crashed or something else killed it."""
+
+    @property
+    def signal(self) -> str | None:
+        """The name of the signal that ended it (``SIGSEGV``, ``SIGKILL``, ...), if one did."""
+        if self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+    def __str__(self) -> str:
+        how = f"killed by {self.signal}" if self.signal else f"exited with status {self.returncode}"
+        return f"Chromium (pid {self.pid}) {how}" + ("" if self.closed else " without being closed")
+
+
 class ChromiumProcess:
-    """A running Chromium. ``close()`` stops it and deletes its temporary directory."""
+    """A running Chromium. ``close()`` stops it and deletes its temporary directory; ``exit`` says how it
+    ended, and callbacks given to ``on_exit`` learn it (from a watcher thread) the moment it does."""
 
     def __init__(
         self,
@@ -102,6 +135,32 @@ class ChromiumProcess:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
         self._finalizer = weakref.finalize(self, _stop, self.process, self.dir)
+        self.exit: ProcessExit | None = None
+        """How it ended; ``None`` while it runs."""
+        self._closing = False
+        self._exit_callbacks: list[Callable[[ProcessExit], None]] = []
+        self._lock = threading.Lock()
+        watcher = threading.Thread(
+            target=_watch, args=(self.process, weakref.ref(self)), name="webmcp-nb-chromium-exit", daemon=True
+        )
+        watcher.start()  # it holds this object weakly: dropping it still stops the browser (the finalizer)
+
+    def on_exit(self, callback: Callable[[ProcessExit], None]) -> None:
+        """Call ``callback(exit)`` when the process ends (at once if it has); it runs on a watcher thread."""
+        with self._lock:
+            if self.exit is None:
+                self._exit_callbacks.append(callback)
+                return
+        callback(self.exit)
+
+    def _ended(self, returncode: int) -> None:
+        ended = ProcessExit(self.process.pid, returncode, time.time(), self.log_tail(), self._closing)
+        with self._lock:
+            self.exit = ended
+            callbacks, self._exit_callbacks = self._exit_callbacks, []
+        for callback in callbacks:
+            with contextlib.suppress(Exception):  # a callback's failure must not hide the others
+                callback(ended)
 
     def _extension(self, relay_url: str | None, secret: str | None, lanes: str) -> Path:
         """A private copy of the extension that dials ``relay_url`` with ``secret``, or the packaged one."""
@@ -163,7 +222,14 @@ class ChromiumProcess:
             return ""
 
     def close(self) -> None:
+        self._closing = True
         self._finalizer()
+
+
+def _watch(process: subprocess.Popen[bytes], owner: weakref.ref[ChromiumProcess]) -> None:
+    returncode = process.wait()
+    if (chromium := owner()) is not None:
+        chromium._ended(returncode)
 
 
 def _parent_death_signal() -> Callable[[], None] | None:

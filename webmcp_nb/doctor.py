@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ._loop import blocking, on_loop
 from ._version import __version__
@@ -25,6 +25,9 @@ from .display import escape, visible
 from .home import home, relay_port
 from .identity import EXTENSION_ID
 from .listeners import find_holder
+
+if TYPE_CHECKING:
+    from .browser import Browser
 
 __all__ = ["Check", "Diagnosis", "adoctor", "doctor", "browser_processes", "browser_name", "no_browser_advice"]
 
@@ -378,13 +381,46 @@ def no_browser_advice(port: int, status: dict[str, Any] | None, waited: float) -
     )
 
 
+def _check_launched(d: Diagnosis, browser: Browser) -> None:
+    """A browser ``launch()`` started: running, or how it ended (a crash says so, with its log)."""
+    if browser.process is None:
+        d.add(
+            "this browser",
+            "ok" if browser.connected else "fail",
+            f"{browser!r}",
+            "" if browser.connected else "wm.connect() again",
+        )
+        return
+    exit = browser.exit
+    if exit is None:
+        state = "connected" if browser.connected else "not connected"
+        d.add(
+            "launched Chromium",
+            "ok",
+            f"pid {browser.process.process.pid}, {state} (relay port {browser.relay.port if browser.relay else '?'})",
+        )
+    elif exit.closed:
+        d.add("launched Chromium", "info", f"{exit} (closed)")
+    else:
+        tail = " | ".join(exit.log_tail.splitlines()[-3:])
+        d.add(
+            "launched Chromium",
+            "fail",
+            f"{exit}; its log ends: {tail}",
+            "start another with wm.launch(); the kernel is fine",
+        )
+
+
 @on_loop
-async def adoctor(port: int | None = None) -> Diagnosis:
-    """Check everything between this notebook and the user's Chrome (starts nothing, changes nothing)."""
+async def adoctor(port: int | None = None, *, browser: Browser | None = None) -> Diagnosis:
+    """Check everything between this notebook and the user's Chrome (starts nothing, changes nothing).
+    ``browser``: also say how that browser is (for one ``launch()`` started: running, or how it ended)."""
     d = Diagnosis()
     port = relay_port(port)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, _check_versions, d)
+    if browser is not None:
+        _check_launched(d, browser)
     status = await _check_relay(d, port)
     await loop.run_in_executor(None, _check_pairing, d)
     _check_browsers(d, status)

@@ -11,6 +11,7 @@ __all__ = [
     "ProtocolError",
     "NotConnectedError",
     "PortInUseError",
+    "BrowserCrashedError",
     "BrowserNotFoundError",
     "TabNotFoundError",
     "ToolNotFoundError",
@@ -68,6 +69,15 @@ class PortInUseError(NotConnectedError):
             "`webmcp-nb doctor` shows who holds the port.",
             data={"port": port, "holder": self.holder},
         )
+
+
+class BrowserCrashedError(NotConnectedError):
+    """The Chromium that ``launch()`` started is gone without being closed (it crashed or was killed);
+    ``exit`` says how it ended (``browser.exit`` too). Start another with ``wm.launch()``."""
+
+    def __init__(self, message: str, *, exit: Any = None, data: Any = None) -> None:
+        super().__init__(message, data=data)
+        self.exit = exit
 
 
 class BrowserNotFoundError(WebMCPError, LookupError):

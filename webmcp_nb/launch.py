@@ -66,7 +66,7 @@ async def alaunch(
             lanes=lanes,
         )
         browser = Browser(connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down)
-        browser.process = process
+        browser._watch(process)
         browser.relay = relay
         await connection.open()
         await browser._wait_bound(timeout, lambda: _why_not(process))

@@ -9,9 +9,10 @@ notifications ``{method, params}``. ``extension/protocol.js`` is generated from 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -24,6 +25,11 @@ __all__ = [
     "ErrorCode",
     "Method",
     "ToolInfo",
+    "ToolKey",
+    "ToolChanges",
+    "PAGE_SOURCES",
+    "tool_group",
+    "apply_tool_changes",
     "TabInfo",
     "SkillStatus",
     "InstalledSkill",
@@ -42,7 +48,8 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 2
-"""Bumped on any incompatible change; peers say theirs in ``hello``. 2: peers authenticate first."""
+"""Bumped on any incompatible change; peers say theirs in ``hello``. 2: peers authenticate first, and
+``tab.updated`` carries tool changes."""
 
 
 class ErrorCode(str, Enum):
@@ -72,7 +79,7 @@ class Method(str, Enum):
 
     HELLO = "hello"  # browser → relay (with its state), relay → client (with everyone's)
     PING = "ping"  # browser → relay keepalive, sent by the service worker
-    TAB_UPDATED = "tab.updated"  # browser → relay → clients: a tab's url, title or tools changed
+    TAB_UPDATED = "tab.updated"  # browser → relay → clients: a tab's url, title or tools changed (see ToolChanges)
     TAB_REMOVED = "tab.removed"
     BROWSER_ADDED = "browser.added"  # relay → clients
     BROWSER_REMOVED = "browser.removed"
@@ -117,6 +124,66 @@ class ToolInfo(BaseModel):
     frame_url: str | None = Field(default=None, alias="frameUrl")
 
 
+PAGE_SOURCES = ("native", "polyfill")
+"""The sources of a page's own tools; any other source is a skill's name."""
+
+ToolKey = tuple[int, str]
+"""A tool's place in its tab: ``(frame id, name)``, unique in the tab's list."""
+
+T = TypeVar("T")
+
+
+class ToolChanges(BaseModel):
+    """How a tab's tool list changed since its previous ``tab.updated``, so a change to one tool of thousands
+    moves one tool. ``tab.updated`` carries either the whole list (``tab.tools``, as in ``hello``) or this.
+
+    Applied by :func:`apply_tool_changes`, the same way by the worker, the relay and clients, so all three
+    keep the same order.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    removed: list[tuple[int, str]] = Field(default_factory=list)
+    """Keys ``[frameId, name]`` of tools that are gone."""
+    upserted: list[ToolInfo] = Field(default_factory=list)
+    """Tools that are new or changed, new ones in the order they join."""
+    order: list[tuple[int, str]] | None = None
+    """Every key in the list's order, when applying the rest would not give it (a tool that left and came back
+    between two pushes)."""
+
+
+def tool_group(source: str, frame_id: int) -> tuple[int, int]:
+    """Where a tool's group stands in a tab's list: the page's own tools first, then skill tools; each by frame
+    (the top frame, 0, first). Inside a group tools keep the order in which they joined."""
+    return (0 if source in PAGE_SOURCES else 1, frame_id)
+
+
+def apply_tool_changes(
+    tools: dict[ToolKey, T],
+    removed: Iterable[ToolKey],
+    upserted: Iterable[tuple[ToolKey, T]],
+    group: Callable[[T], tuple[int, int]],
+    order: Iterable[ToolKey] | None = None,
+) -> dict[ToolKey, T]:
+    """A tab's tools after a change: ``removed`` keys dropped, each upserted tool put in place of the one with
+    its key or appended, then a stable sort by :func:`tool_group` if an appended tool broke it, or the keys put
+    in ``order`` when it is given. Mutates and returns ``tools`` (a new dict when it had to be reordered)."""
+    for key in removed:
+        tools.pop(key, None)
+    appended = False
+    for key, tool in upserted:
+        appended = appended or key not in tools
+        tools[key] = tool
+    if order is not None:
+        ordered = {key: tools[key] for key in order if key in tools}
+        return ordered | tools if len(ordered) < len(tools) else ordered
+    if appended:
+        groups = [group(tool) for tool in tools.values()]
+        if any(a > b for a, b in zip(groups, groups[1:], strict=False)):
+            return dict(sorted(tools.items(), key=lambda item: group(item[1])))
+    return tools
+
+
 class SkillStatus(BaseModel):
     """How a skill fared in one tab: whether its health check passed, its tools, those the page shadows."""
 
@@ -143,6 +210,9 @@ class TabInfo(BaseModel):
     status: str = ""
     tools: list[ToolInfo] = Field(default_factory=list)
     skills: list[SkillStatus] = Field(default_factory=list)
+    tools_omitted: int = Field(default=0, alias="toolsOmitted")
+    """Tools the page has that the mirror left out: a frame over its bound (see docs/security.md). They are
+    still callable by name."""
 
 
 class InstalledSkill(BaseModel):
@@ -430,6 +500,7 @@ def js_module() -> str:
         "ErrorCode": {c.name: c.value for c in ErrorCode},
         "Method": {m.name: m.value for m in Method},
         "PANEL_EVENT_KINDS": list(PANEL_EVENT_DATA),
+        "PAGE_SOURCES": list(PAGE_SOURCES),
     }
     lines = ["// Generated by `python -m webmcp_nb.protocol` from webmcp_nb/protocol.py. Do not edit.", ""]
     for name, value in consts.items():

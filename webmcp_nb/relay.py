@@ -13,6 +13,7 @@ every browser's tabs so a client that connects later gets the whole state in its
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import itertools
 import json
@@ -37,15 +38,19 @@ from ._version import __version__
 from .lanes import LaneFailure, Lanes
 from .protocol import (
     EXTENSION_ID,
+    PAGE_SOURCES,
     PROTOCOL_VERSION,
     BrowserInfo,
     ErrorCode,
     InstalledSkill,
     Method,
+    ToolKey,
+    apply_tool_changes,
     error_body,
     notification,
     parse_message,
     parse_panel_event,
+    tool_group,
 )
 
 __all__ = [
@@ -91,9 +96,6 @@ AUTH_TIMEOUT = 5.0
 HELLO_TIMEOUT = 10.0
 
 
-PAGE_SOURCES = ("native", "polyfill")
-
-
 class Frame:
     """One message to a client: the dict, and its JSON text made only if a socket needs it (once)."""
 
@@ -126,26 +128,107 @@ class _BrowserPeer:
     connection: ServerConnection
     info: BrowserInfo
     tabs: dict[int, dict[str, Any]] = field(default_factory=dict)
+    """Each tab as last reported, without its tools."""
+    tools: dict[int, dict[ToolKey, dict[str, Any]]] = field(default_factory=dict)
+    """Each tab's tools by key, in the mirror's order (``apply_tool_changes``)."""
     page_tools: dict[int, dict[str, list[int]]] = field(default_factory=dict)
-    """Per tab, the frames that have each of the page's own tools, in the mirror's order (what a lane can run;
+    """Per tab, the frames that have each of the page's own tools, top frame first (what a lane can run;
     skill tools run in the worker)."""
 
     def state(self) -> dict[str, Any]:
         data = self.info.model_dump(by_alias=True, exclude={"tabs"})
-        data["tabs"] = list(self.tabs.values())
+        data["tabs"] = [{**tab, "tools": list(self.tools[tab_id].values())} for tab_id, tab in self.tabs.items()]
         return data
 
-    def set_tab(self, tab: dict[str, Any]) -> None:
-        self.tabs[tab["id"]] = tab
-        frames: dict[str, list[int]] = {}
-        for tool in tab.get("tools") or ():
-            if isinstance(tool, dict) and tool.get("source") in PAGE_SOURCES:
-                frames.setdefault(tool.get("name"), []).append(tool.get("frameId", 0))  # type: ignore[arg-type]
-        self.page_tools[tab["id"]] = frames
+    def set_tab(self, tab: dict[str, Any], changes: dict[str, Any] | None = None) -> bool:
+        """Take a tab as reported: whole (``tab.tools``), or its fields and ``changes`` (``ToolChanges``) to the
+        tools it had. Malformed changes are refused whole (``False``), so the mirror never drifts from the
+        browser's by part of a message."""
+        tab_id = tab["id"]
+        if changes is None:
+            tools: dict[ToolKey, dict[str, Any]] = {}
+            for tool in tab.get("tools") or ():
+                if (key := _tool_key(tool)) is not None:
+                    tools.setdefault(key, tool)
+            self.tools[tab_id] = tools
+            self.page_tools[tab_id] = index = {}
+            for key, tool in tools.items():
+                _index(index, key, tool)
+        else:
+            removed, upserted = _keys(changes.get("removed")), _keyed(changes.get("upserted"))
+            order = None if changes.get("order") is None else _keys(changes["order"])
+            if removed is None or upserted is None or (order is None and changes.get("order") is not None):
+                return False
+            tools = self.tools.get(tab_id, {})
+            index = self.page_tools.setdefault(tab_id, {})
+            for key in {*removed, *upserted}:
+                if (old := tools.get(key)) is not None:
+                    _unindex(index, key, old)
+            self.tools[tab_id] = apply_tool_changes(tools, removed, upserted.items(), _group, order)
+            for key, tool in upserted.items():
+                _index(index, key, tool)
+        self.tabs[tab_id] = {k: v for k, v in tab.items() if k != "tools"}
+        return True
 
     def drop_tab(self, tab_id: Any) -> bool:
         self.page_tools.pop(tab_id, None)
+        self.tools.pop(tab_id, None)
         return self.tabs.pop(tab_id, None) is not None
+
+
+def _tool_key(tool: Any) -> ToolKey | None:
+    if not isinstance(tool, dict):
+        return None
+    frame, name = tool.get("frameId", 0), tool.get("name")
+    return (frame, name) if _is_int(frame) and isinstance(name, str) else None
+
+
+def _keys(raw: Any) -> list[ToolKey] | None:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        return None
+    keys = []
+    for item in raw:
+        if not (isinstance(item, list) and len(item) == 2 and _is_int(item[0]) and isinstance(item[1], str)):
+            return None
+        keys.append((item[0], item[1]))
+    return keys
+
+
+def _keyed(raw: Any) -> dict[ToolKey, dict[str, Any]] | None:
+    """Upserted tools by key (the last one wins if a key repeats)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        return None
+    keyed = {}
+    for tool in raw:
+        if (key := _tool_key(tool)) is None:
+            return None
+        keyed[key] = tool
+    return keyed
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _group(tool: dict[str, Any]) -> tuple[int, int]:
+    return tool_group(tool.get("source", "native"), tool.get("frameId", 0))
+
+
+def _index(index: dict[str, list[int]], key: ToolKey, tool: dict[str, Any]) -> None:
+    if tool.get("source", "native") in PAGE_SOURCES:
+        bisect.insort(index.setdefault(key[1], []), key[0])
+
+
+def _unindex(index: dict[str, list[int]], key: ToolKey, tool: dict[str, Any]) -> None:
+    frames = index.get(key[1])
+    if tool.get("source", "native") in PAGE_SOURCES and frames and key[0] in frames:
+        frames.remove(key[0])
+        if not frames:
+            del index[key[1]]
 
 
 @dataclass
@@ -397,11 +480,14 @@ class Relay:
         elif msg.method == Method.LANE_GRANT.value:
             self.lanes.grant(peer.info.id, msg.params)
         elif msg.method == Method.TAB_UPDATED.value:
-            tab = msg.params.get("tab")  # passed through as is: clients validate it, once
-            if not isinstance(tab, dict) or not isinstance(tab.get("id"), int):
+            tab, changes = msg.params.get("tab"), msg.params.get("changes")  # passed on as they are: clients validate
+            if not isinstance(tab, dict) or not _is_int(tab.get("id")) or not isinstance(changes, dict | None):
                 return
-            peer.set_tab(tab)
-            self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": tab})
+            if not peer.set_tab(tab, changes):
+                log.warning("malformed tool changes from browser %s: ignored", peer.info.id)
+                return
+            update = {"browserId": peer.info.id, "tab": tab}
+            self._broadcast(Method.TAB_UPDATED, update if changes is None else {**update, "changes": changes})
         elif msg.method == Method.SKILLS_UPDATED.value:
             try:
                 peer.info.skills = [InstalledSkill.model_validate(s) for s in msg.params.get("skills") or []]

@@ -1,5 +1,5 @@
 """Page tools as Python objects: ``Tool`` (callable, with a signature from its schema), the live
-``ToolMap`` a tab exposes, and ``ToolResult``."""
+``ToolMap`` a tab exposes, ``ToolResult``, and ``TabTools``, the tab's mirror they are made from."""
 
 from __future__ import annotations
 
@@ -10,13 +10,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .display import Markup, clip, escape, pre_json, pretty_json, table
-from .protocol import ToolInfo
+from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
 from .schema import signature_from_schema
 
 if TYPE_CHECKING:
     from .browser import Tab
 
-__all__ = ["Tool", "ToolMap", "ToolResult"]
+__all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning"]
+
+
+class ToolsOmittedWarning(UserWarning):
+    """A page has more tools than the mirror keeps of a frame (see docs/security.md); the rest are still callable
+    by name."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,68 @@ class Tool:
         return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
 
 
+def _group(info: ToolInfo) -> tuple[int, int]:
+    return tool_group(info.source, info.frame_id)
+
+
+class TabTools:
+    """A tab's tools as the relay reports them: their ``ToolInfo`` by key, in the mirror's order, and a ``Tool``
+    made for a key when first asked for, so neither listing thousands of tools nor a change to one of them
+    makes thousands of ``Tool`` objects."""
+
+    def __init__(self, tab: Tab) -> None:
+        self._tab = tab
+        self.infos: dict[ToolKey, ToolInfo] = {}
+        self._made: dict[ToolKey, Tool] = {}
+        self._names: dict[str, ToolKey] | None = None
+
+    def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
+        """Take the whole list; returns the names added and removed."""
+        keyed: dict[ToolKey, ToolInfo] = {}
+        for info in infos:
+            keyed.setdefault((info.frame_id, info.name), info)
+        before, self.infos, self._made, self._names = self.infos, keyed, {}, None
+        return [key[1] for key in keyed if key not in before], [key[1] for key in before if key not in keyed]
+
+    def apply(self, changes: ToolChanges) -> tuple[list[str], list[str]]:
+        """Take what changed since the last report; returns the names added and removed."""
+        removed, order = changes.removed, changes.order
+        upserted = [((info.frame_id, info.name), info) for info in changes.upserted]
+        gone = [key for key in removed if key in self.infos]
+        new = [key for key, _ in upserted if key not in self.infos or key in gone]
+        for key in [*removed, *(key for key, _ in upserted)]:
+            self._made.pop(key, None)
+        self.infos = apply_tool_changes(self.infos, removed, upserted, _group, order)
+        if gone or new or order is not None:
+            self._names = None  # names may have moved: found again when next asked
+        return [key[1] for key in new if key in self.infos], [key[1] for key in gone if key not in self.infos]
+
+    def names(self) -> dict[str, ToolKey]:
+        """Each name's key: the first in the tab's order (the top frame's, when frames share a name)."""
+        if self._names is None:
+            names: dict[str, ToolKey] = {}
+            for key in self.infos:
+                names.setdefault(key[1], key)
+            self._names = names
+        return self._names
+
+    def get(self, key: ToolKey) -> Tool | None:
+        if key not in self.infos:
+            return None
+        tool = self._made.get(key)
+        if tool is None:
+            tool = self._made[key] = Tool(self._tab, self.infos[key])
+        return tool
+
+    def named(self, name: str) -> Tool | None:
+        """The tool listed under ``name``."""
+        key = self.names().get(name)
+        return None if key is None else self.get(key)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+
 class ToolMap(Mapping[str, Tool]):
     """A live, read-only view of a tab's tools: it always reflects the tab's current mirror.
 
@@ -126,20 +193,32 @@ class ToolMap(Mapping[str, Tool]):
     def __init__(self, tab: Tab) -> None:
         self._tab = tab
 
-    def _current(self) -> dict[str, Tool]:
-        return self._tab._tool_objects()
-
     def __getitem__(self, name: str) -> Tool:
-        return self._current()[name]
+        tool = self._tab._tools.named(name)
+        if tool is None:
+            raise KeyError(name)
+        return tool
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._current())
+        return iter(self._tab._tools.names())
 
     def __len__(self) -> int:
-        return len(self._current())
+        return len(self._tab._tools.names())
+
+    @property
+    def omitted(self) -> int:
+        """How many tools the page has that the mirror left out (its frames are over the mirror's bounds). They
+        are not in this mapping, and ``tab.call(name)`` still reaches them."""
+        return self._tab._info.tools_omitted
+
+    def _omitted_text(self) -> str:
+        n = self.omitted
+        return f"{n:,} more left out of the mirror (over its bounds per frame); call them by name" if n else ""
 
     def __repr__(self) -> str:
-        return f"ToolMap({', '.join(self._current()) or 'no tools'})"
+        names = ", ".join(self) or "no tools"
+        more = self._omitted_text()
+        return f"ToolMap({names}{'; ' + more if more else ''})"
 
     def _rows(self) -> list[list[Any]]:
         return [
@@ -150,12 +229,13 @@ class ToolMap(Mapping[str, Tool]):
                 t.frame_id or "",
                 clip(t.description, 160),
             ]
-            for t in self._current().values()
+            for t in self.values()
         ]
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        tools = self._current()
-        caption = f"{len(tools)} tools on {self._tab.url}"
+        tools = dict(self)
+        more = self._omitted_text()
+        caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
         lines = [caption] + [
             f"  {t.name:<24} {t.source:<9} {'read-only' if t.read_only else '':<9} {clip(t.description, 70)}"
             for t in tools.values()

@@ -5,7 +5,7 @@ const mc = document.modelContext;
 const refused = {};
 const attempt = (label, tool) => mc.registerTool(tool).catch((e) => { refused[label] = e.name; });
 const none = { type: 'object', properties: {} };
-attempt('report', { // first: the mirror keeps the first 2,000 tools of a frame
+attempt('report', { // first: tools are listed in registration order
   name: 'report', description: 'What was refused', inputSchema: none, annotations: { readOnlyHint: true },
   execute: () => refused,
 });

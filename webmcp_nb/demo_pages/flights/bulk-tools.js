@@ -3,23 +3,34 @@
 // flights/index.html?tools=N registers N extra trivial read-only tools named
 // bulk_0000, bulk_0001, ... (at least 4 digits), so benchmarks can measure how
 // agents and browsers cope with many tools. Capped at 10000. They stay registered
-// in both views.
+// in both views. Called with {revise: n}, any of them registers the last one again
+// with a description ending in "(revision n)": the page's list changes by one tool.
 
 const requested = Number(new URLSearchParams(location.search).get('tools'));
 
 if (document.modelContext && Number.isInteger(requested) && requested > 0) {
   const count = Math.min(requested, 10000);
   const width = Math.max(4, String(count - 1).length);
-  for (let i = 0; i < count; i++) {
-    const name = `bulk_${String(i).padStart(width, '0')}`;
+  const name = (i) => `bulk_${String(i).padStart(width, '0')}`;
+  let lastController = null;
+  const register = (i, suffix = '') => {
+    const controller = new AbortController();
+    if (i === count - 1) lastController = controller;
     document.modelContext
       .registerTool({
-        name,
-        description: `Benchmark filler tool number ${i}. Returns its own index.`,
+        name: name(i),
+        description: `Benchmark filler tool number ${i}. Returns its own index.${suffix}`,
         inputSchema: { type: 'object', properties: {} },
         annotations: { readOnlyHint: true },
-        execute: () => ({ index: i }),
-      })
-      .catch((error) => console.error(`Could not register ${name}:`, error));
-  }
+        execute: (input) => {
+          if (input?.revise !== undefined) {
+            lastController.abort();
+            register(count - 1, ` (revision ${input.revise})`);
+          }
+          return { index: i };
+        },
+      }, { signal: controller.signal })
+      .catch((error) => console.error(`Could not register ${name(i)}:`, error));
+  };
+  for (let i = 0; i < count; i++) register(i);
 }
