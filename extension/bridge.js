@@ -66,6 +66,8 @@
 
   if (!slot || !window.isSecureContext) return;
   const { toText, polyfilled } = slot;
+  // Which WebMCP this frame has: the browser's own, Chrome 146-149's testing API, or the extension's polyfill.
+  const API = polyfilled ? 'polyfill' : document.modelContext ? 'native' : navigator.modelContextTesting ? 'testing' : 'none';
 
   // 1. Wrap execute at registration.
   const thrown = new Map(); // tool name → recent errors, consumed by the call that sees a failure
@@ -197,7 +199,7 @@
     }
     const [first, ...others] = syncIds;
     if (first === undefined && !parts[0].length && !removed.length) return;
-    const base = { type: 'tools', url: location.href, title: document.title, count: names.size };
+    const base = { type: 'tools', url: location.href, title: document.title, count: names.size, api: API };
     parts.forEach((part, i) => {
       const last = i === parts.length - 1; // the frame's count, and the sync answer, once every part is there
       post({ ...base, ...(last ? { syncId: first } : { count: undefined }), reset: reset && i === 0,

@@ -19,6 +19,8 @@ const MAX_TOOLS = 50_000;
 const MAX_FRAME_CHARS = 16_000_000;
 const MAX_DESCRIPTION_CHARS = 8_000;
 const MAX_SCHEMA_CHARS = 200_000;
+// Which WebMCP a frame's bridge found (bridge.js): the browser's own, Chrome 146-149's testing API, the polyfill.
+const APIS = new Set(['native', 'testing', 'polyfill', 'none']);
 export const PAGE = 'webmcp-nb';
 export const SKILLS = 'webmcp-nb-skills';
 
@@ -116,6 +118,7 @@ function applyReport(endpoint, message) {
   const count = whole ? upserts.length : message.count; // none on all but the last part of a report
   tools.count = Math.max(tools.size, Number.isSafeInteger(count) ? count : 0);
   if (whole) endpoint.skills = Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
+  else if (APIS.has(message.api)) endpoint.api = message.api;
 }
 
 // What a tab's view should hold now: the page's own tools first (top frame first, each frame's in the order they
@@ -210,10 +213,14 @@ function skillStatus(tabId) {
 function tabFields(tabId) {
   const tab = tabs.get(tabId);
   let omitted = 0;
-  for (const endpoint of endpoints.get(tabId) ?? []) omitted += endpoint.tools.omitted;
+  let webmcp = '';
+  for (const endpoint of endpoints.get(tabId) ?? []) {
+    omitted += endpoint.tools.omitted;
+    if (endpoint.kind === PAGE && endpoint.frameId === 0) webmcp = endpoint.api ?? '';
+  }
   return {
     id: tabId, url: tab?.url ?? '', title: tab?.title ?? '', active: !!tab?.active, status: tab?.status ?? '',
-    skills: skillStatus(tabId), toolsOmitted: omitted,
+    skills: skillStatus(tabId), toolsOmitted: omitted, webmcp,
   };
 }
 
@@ -292,7 +299,7 @@ export function attach(port, kind, relayUp) {
   if (!tabs.has(tabId)) rememberTab(tab);
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
   const frameId = port.sender.frameId ?? 0;
-  const endpoint = { port, kind, frameId, url: port.sender.url, tools: new FrameTools(), skills: [], lane: null };
+  const endpoint = { port, kind, frameId, url: port.sender.url, tools: new FrameTools(), skills: [], lane: null, api: '' };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {

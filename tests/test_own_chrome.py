@@ -165,6 +165,9 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
         assert lines["relay"].status == "ok" and lines["host for Chromium"].status == "ok"
         assert lines["extension in Chromium, profile Default"].status == "ok"
         assert any(name.startswith("browser ") and c.status == "ok" for name, c in lines.items())
+        (webmcp,) = [c for name, c in lines.items() if name.startswith("WebMCP in ")]
+        flights_line = [part for part in webmcp.detail.split("; ") if "/flights/" in part]
+        assert "native WebMCP off" in webmcp.detail and flights_line[0].endswith("the extension's polyfill")
         again.close()
         browser.close()
     finally:

@@ -76,3 +76,7 @@ def test_a_page_restored_from_the_back_forward_cache_keeps_its_tools(open_tab, s
     assert tab.call("wasRestored").value is True  # it really came from the cache, and its tools answer
     with pytest.raises(wm.InvalidArgumentsError, match="no previous page"):  # it was the tab's first page
         tab.back()
+
+
+def test_each_tab_says_which_webmcp_its_page_has(open_tab, source):
+    assert open_tab("flights/").webmcp == source  # native in native modes, the extension's polyfill otherwise

@@ -119,6 +119,10 @@ class Tab:
     id = property(lambda self: self._info.id, doc="Chrome's tab id.")
     url = property(lambda self: self._info.url, doc="The tab's current URL.")
     title = property(lambda self: self._info.title, doc="The tab's current title.")
+    webmcp = property(
+        lambda self: self._info.webmcp,
+        doc="Which WebMCP the page has: ``native``, ``testing`` (Chrome 146–149), ``polyfill``, or ``''``/``none``.",
+    )
     active = property(lambda self: self._info.active, doc="Whether it is the active tab of its window.")
 
     @property

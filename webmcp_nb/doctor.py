@@ -288,13 +288,15 @@ def _check_extension_entry(d: Diagnosis, browser: str, profile: str, entry: dict
         )
 
 
+API_NAMES = {
+    "native": "native WebMCP",
+    "testing": "Chrome 146-149's testing API",
+    "polyfill": "the extension's polyfill",
+}
+
+
 def _tab_api(tab: dict[str, Any]) -> str:
-    sources = {t.get("source") for t in tab.get("tools") or [] if isinstance(t, dict)}
-    if "native" in sources:
-        return "native WebMCP"
-    if "polyfill" in sources:
-        return "the extension's polyfill"
-    return "no tools"
+    return API_NAMES.get(tab.get("webmcp") or "", "no WebMCP seen (not a secure context, or not loaded yet)")
 
 
 def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
@@ -330,7 +332,10 @@ def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
             )
         tabs = (states.get(b.get("id")) or {}).get("tabs") or []
         apis = [_tab_api(t) for t in tabs]
-        native = "on" if "native WebMCP" in apis else ("off (pages get the polyfill)" if apis else "unknown")
+        if API_NAMES["native"] in apis:
+            native = "on"
+        else:
+            native = "off (pages get the polyfill)" if API_NAMES["polyfill"] in apis else "unknown"
         d.add(
             f"WebMCP in {name}",
             "info",

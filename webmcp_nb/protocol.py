@@ -213,6 +213,9 @@ class TabInfo(BaseModel):
     tools_omitted: int = Field(default=0, alias="toolsOmitted")
     """Tools the page has that the mirror left out: a frame over its bound (see docs/security.md). They are
     still callable by name."""
+    webmcp: str = ""
+    """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), ``polyfill`` (the extension's),
+    ``none``; empty until its bridge reported (pages that are not secure contexts never do)."""
 
 
 class InstalledSkill(BaseModel):
