@@ -1,10 +1,10 @@
 """CPU per tool call, by process: this Python process and each kind of Chromium process.
 
-Usage: python bench/cpu_per_call.py [native|polyfill] [in-flight] [calls]
+Usage: python -m bench.cpu_per_call [native|polyfill] [in-flight] [calls]   (from the repository root)
 
 Runs the calls on the library's own loop (no hop from another thread), after a warm-up of the same size, and
 divides each process's user+system CPU time over the run by the number of calls. It says where the time goes;
-``webmcp-nb bench`` says how fast it is.
+``python bench/run.py`` says how fast it is.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 import psutil
 
 import webmcp_nb as wm
-from webmcp_nb.benchmark import LAST_TOOL, PAGE, TOOL, serve_demo
+from bench.harness import LAST_TOOL, PAGE, TOOL, serve_demo
 
 
 def cpu_by_kind(root: psutil.Process) -> dict[int, tuple[str, float]]:

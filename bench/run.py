@@ -1,5 +1,10 @@
 """Runs the benchmark: ``python bench/run.py [--quick] [--json PATH] [--iterations N]`` (see bench/README.md)."""
 
-from webmcp_nb.benchmark import main
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness is not part of the installed package
+
+from bench.harness import main  # noqa: E402
 
 raise SystemExit(main())

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from webmcp_nb import benchmark
+from bench import harness as benchmark
 
 STATS_KEYS = {"n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "per_s", "wall_s"}
 

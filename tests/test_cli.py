@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from webmcp_nb.chromium import extension_path
 
 
@@ -53,3 +55,22 @@ def test_the_package_and_the_extension_have_one_version():
 
     manifest = json.loads((extension_path() / "manifest.json").read_text())
     assert manifest["version"] == wm.__version__ == version("webmcp-nb")
+
+
+@pytest.mark.timeout(300)
+def test_the_wheel_ships_the_library_and_the_extension_not_the_benchmark(tmp_path: Path):
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
+    assert out.returncode == 0, out.stderr
+    (wheel,) = tmp_path.glob("webmcp_nb-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "webmcp_nb/_extension/manifest.json" in names and "webmcp_nb/_skills/shop/tools.js" in names
+    assert "webmcp_nb/py.typed" in names
+    assert not [n for n in names if n.startswith("bench/") or "benchmark" in n or "harness" in n]

@@ -1,5 +1,5 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``bench``, ``relay``, ``pair``, ``doctor``, ``browsers``,
-``extension-path``, ``serve-demo``."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``pair``, ``doctor``, ``browsers``, ``extension-path``,
+``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
 
@@ -217,8 +217,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     listing.add_argument("--port", type=int, default=None)
     listing.set_defaults(func=_browsers)
 
-    sub.add_parser("bench", help="benchmarks against Playwright and raw CDP: webmcp-nb bench --help", add_help=False)
-
     ext = sub.add_parser("extension-path", help="print where the unpacked extension is")
     ext.set_defaults(func=_extension_path)
 
@@ -227,10 +225,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     serve.set_defaults(func=_serve_demo)
 
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["bench"]:  # its own options: see webmcp_nb/benchmark.py
-        from .benchmark import main as bench
-
-        return bench(argv[1:])
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])

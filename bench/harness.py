@@ -1,7 +1,7 @@
 """The benchmark: webmcp-nb against Playwright's WebMCP API, raw CDP and ``page.evaluate``, in one run on the
 same pages, printed as one table (with ratios and the issue's targets) and written as JSON.
 
-    webmcp-nb bench [--quick] [--json PATH] [--iterations N]      # or: python bench/run.py ...
+    python bench/run.py [--quick] [--json PATH] [--iterations N]   # needs the bench extra (Playwright)
 
 Every call goes to ``bulk_0001`` on the demo page ``flights/?tools=1000`` (1000 trivial read-only tools plus the
 page's own ``searchFlights``), so the numbers measure the path to the page, not the page. Listing is measured there
@@ -878,7 +878,7 @@ def render(r: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="webmcp-nb bench",
+        prog="python bench/run.py",
         description="Benchmark webmcp-nb against Playwright's WebMCP API, raw CDP and page.evaluate.",
     )
     parser.add_argument(
