@@ -18,7 +18,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
-    from .browser import PNG, Browser, Tab, UserScriptsWarning
+    from .browser import Browser, UserScriptsWarning
     from .connect import BrowserSummary, abrowsers, aconnect, browsers, connect
     from .demo_server import DemoServer, serve_demo
     from .doctor import Diagnosis, adoctor, doctor
@@ -44,11 +44,12 @@ if TYPE_CHECKING:
     from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
     from .session import Session
     from .skills import InjectionResult, Skill, SkillHealthWarning
+    from .tab import PNG, Tab
     from .tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
 
 _WHERE = {
     "agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
-    "browser": ("PNG", "Browser", "Tab", "UserScriptsWarning"),
+    "browser": ("Browser", "UserScriptsWarning"),
     "connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
     "demo_server": ("DemoServer", "serve_demo"),
     "doctor": ("Diagnosis", "adoctor", "doctor"),
@@ -74,6 +75,7 @@ _WHERE = {
     "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "session": ("Session",),
     "skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
+    "tab": ("PNG", "Tab"),
     "tools": ("Tool", "ToolMap", "ToolResult", "ToolsOmittedWarning"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}

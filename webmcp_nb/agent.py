@@ -29,8 +29,8 @@ from .providers import Provider, resolve_provider
 from .session import Evidence, Session
 
 if TYPE_CHECKING:
-    from .browser import Tab
     from .skills import Skill
+    from .tab import Tab
 
 __all__ = [
     "Agent",

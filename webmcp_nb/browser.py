@@ -1,4 +1,4 @@
-"""``Browser`` and ``Tab``: the notebook's view of a connected Chrome/Chromium and its tabs.
+"""``Browser``: the notebook's view of a connected Chrome/Chromium (its tabs are :class:`~webmcp_nb.tab.Tab`).
 
 State comes from the relay (``hello``, then ``tab.updated``/``tab.removed`` notifications) and is kept
 in a mirror, so reading ``tab.tools`` never waits on the browser. Every action is an ``a*`` coroutine
@@ -8,10 +8,7 @@ run on the library's loop, with a blocking twin of the same name without the ``a
 from __future__ import annotations
 
 import asyncio
-import base64
-import concurrent.futures
 import contextlib
-import time
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable
@@ -24,14 +21,12 @@ from .display import Markup, clip, escape, table
 from .errors import (
     BrowserCrashedError,
     BrowserNotFoundError,
-    InvalidArgumentsError,
     NotConnectedError,
     TabNotFoundError,
-    ToolNotFoundError,
     ToolTimeoutError,
-    WebMCPError,
 )
-from .events import Event, EventStream
+from .events import EventStream
+from .panel_feed import PanelFeed
 from .protocol import (
     EXTENSION_ID,
     BrowserInfo,
@@ -39,19 +34,18 @@ from .protocol import (
     Method,
     TabInfo,
     ToolChanges,
-    ToolInfo,
     parse_panel_event,
 )
 from .relay import Relay
-from .schema import validate_arguments
-from .skills import InjectionResult, Skill, SkillRegistry, check_health
-from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
+from .skills import Skill, SkillRegistry
+from .tab import NAVIGATION_TIMEOUT, Tab
+from .tools import Tool
 
 if TYPE_CHECKING:
     from .agent import Agent
     from .session import Session
 
-__all__ = ["Browser", "Tab", "PNG", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
+__all__ = ["Browser", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
 
 DEFAULT_CALL_TIMEOUT = 30.0
 """Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
@@ -59,282 +53,19 @@ DEFAULT_CALL_TIMEOUT = 30.0
 DEFAULT_MAX_RESULT_CHARS = 4_000_000
 """Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
 
-NAVIGATION_TIMEOUT = 45.0
 USER_SCRIPTS_OFF = (
     "Skills are off in this browser: open "
     f"chrome://extensions/?id={EXTENSION_ID} and turn on 'Allow User Scripts' for webmcp-nb "
     "(on Chrome before 138, turn on Developer mode in chrome://extensions). Page tools work without it."
 )
-PANEL_TEXT_LIMIT = 4_000  # characters of a string field sent to side panels
-PANEL_FLUSH_DELAY = 0.03  # seconds events wait to be batched for side panels
 REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 EVENT_NAMES = 100  # tool names an event lists at most (a page may have thousands)
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
 EXIT_GRACE = 0.5  # after losing a launched browser: how long to wait to learn whether its process ended
 
 
-_validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
-VALIDATION_TIMEOUT = 2.0
-
-
-async def _validate(name: str, schema: dict[str, Any] | None, arguments: dict[str, Any]) -> None:
-    """Validate off the loop: a page's schema may hold a pathological ``pattern`` (catastrophic regex)."""
-    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, arguments)
-    try:
-        await asyncio.wait_for(future, VALIDATION_TIMEOUT)
-    except TimeoutError:
-        raise InvalidArgumentsError(
-            f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
-            "(a pathological pattern?); the call was not made"
-        ) from None
-
-
 class UserScriptsWarning(UserWarning):
     """The browser cannot run skills until the user allows user scripts for the extension."""
-
-
-class PNG(bytes):
-    """PNG bytes that show as an image in a notebook."""
-
-    def _repr_png_(self) -> bytes:
-        return bytes(self)
-
-
-class Tab:
-    """One browser tab. ``tab.tools`` is a live mapping of the tools its frames registered."""
-
-    def __init__(self, browser: Browser, info: TabInfo) -> None:
-        self._browser = browser
-        self._tools = TabTools(self)
-        self._warned_omitted = 0
-        self._info = info
-        self._set_info(info, whole=True)
-
-    def _set_info(self, info: TabInfo, *, whole: bool) -> tuple[list[str], list[str]]:
-        """New fields for the tab, and its whole tool list if ``whole``; returns the names added and removed."""
-        changed = self._tools.replace(info.tools) if whole else ([], [])
-        self._info = info.model_copy(update={"tools": []})  # the tools live in self._tools
-        return changed
-
-    id = property(lambda self: self._info.id, doc="Chrome's tab id.")
-    url = property(lambda self: self._info.url, doc="The tab's current URL.")
-    title = property(lambda self: self._info.title, doc="The tab's current title.")
-    webmcp = property(
-        lambda self: self._info.webmcp,
-        doc="Which WebMCP the page has: ``native``, ``testing`` (Chrome 146–149), ``polyfill``, or ``''``/``none``.",
-    )
-    active = property(lambda self: self._info.active, doc="Whether it is the active tab of its window.")
-
-    @property
-    def closed(self) -> bool:
-        return self._browser._tabs.get(self.id) is not self
-
-    @property
-    def tools(self) -> ToolMap:
-        """The tab's tools by name (top frame first, each frame's in registration order); the mapping follows the
-        page as it changes. ``tools.omitted`` counts tools the mirror left out (with a ``ToolsOmittedWarning``)."""
-        omitted = self._info.tools_omitted
-        if omitted and omitted != self._warned_omitted:
-            self._warned_omitted = omitted
-            warnings.warn(_omitted_message(self), ToolsOmittedWarning, stacklevel=2)
-        return ToolMap(self)
-
-    def _find_tool(self, name: str, frame: int | None) -> Tool:
-        tool = self._tools.named(name) if frame is None else self._tools.get((frame, name))
-        if tool is not None:
-            return tool
-        names = list(self._tools.names())
-        listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
-        where = f" in frame {frame}" if frame is not None else ""
-        raise ToolNotFoundError(
-            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {listed}. "
-            f"If the page registers it later, use tab.wait_for_tool({name!r})."
-        )
-
-    # ----- calls -----
-
-    @on_loop
-    async def acall(
-        self,
-        name: str,
-        args: dict[str, Any] | None = None,
-        /,
-        *,
-        frame: int | None = None,
-        timeout: float | None = None,
-        **kwargs: Any,
-    ) -> ToolResult:
-        """Call tool ``name`` with ``args`` and/or keyword arguments.
-
-        Arguments are checked against the tool's input schema first; a mismatch raises
-        ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
-        (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
-        """
-        arguments = {**(args or {}), **kwargs}
-        try:
-            tool = self._find_tool(name, frame)
-        except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
-            await self.arefresh_tools()
-            try:
-                tool = self._find_tool(name, frame)
-            except ToolNotFoundError:
-                if not self._info.tools_omitted:
-                    raise
-                tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
-        if tool.has_pattern:  # a page's regex could backtrack for minutes: check off the loop, with a limit
-            await _validate(name, tool.info.input_schema, arguments)
-        else:
-            validate_arguments(name, tool.info.input_schema, arguments)
-        limit = timeout if timeout is not None else self._browser.call_timeout
-        params = {
-            "tabId": self.id,
-            "name": name,
-            "frameId": tool.frame_id,
-            "args": arguments,
-            "timeoutMs": int(limit * 1000),
-            "maxResultChars": self._browser.max_result_chars,
-        }
-        if tool.source == UNLISTED and frame is None:
-            del params["frameId"]  # whichever frame has it
-        events, where = self._browser.events, {"tab_id": self.id, "url": self.url}
-        events.emit(
-            "tool.called", **where, tool=name, arguments=arguments, read_only=tool.read_only, source=tool.source
-        )
-        for hook in list(self._browser._call_hooks):
-            await hook("before", self, tool)
-        started = time.perf_counter()
-        try:
-            reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
-        except WebMCPError as exc:
-            duration = (time.perf_counter() - started) * 1000
-            events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
-            raise
-        finally:
-            for hook in list(self._browser._call_hooks):
-                await hook("after", self, tool)
-        duration = (time.perf_counter() - started) * 1000
-        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
-        events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
-        return result
-
-    call = blocking(acall)
-
-    @on_loop
-    async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
-        """Wait until the page registers ``name`` (it may do so after a search or a click)."""
-        await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r} on tab {self.id}")
-        return self._find_tool(name, None)
-
-    wait_for_tool = blocking(await_for_tool)
-
-    # ----- skills -----
-
-    @on_loop
-    async def ainject(self, skill: Skill) -> InjectionResult:
-        """Run ``skill`` in this tab now (and install it for auto-injection on pages it matches).
-
-        Raises ``SkillHealthError`` with the reason when its health check fails here; then none of its
-        tools is registered. Injecting again replaces the earlier definitions in the page.
-        """
-        results = await self._browser.skills.ainstall(skill, tab=self)
-        skill._last_tab = self
-        return check_health(self.id, skill, results)
-
-    inject = blocking(ainject)
-
-    # ----- navigation and the rest -----
-
-    @on_loop
-    async def anavigate(self, url: str) -> Tab:
-        """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
-        self._browser.events.emit("navigation", tab_id=self.id, url=url, previous=self.url)
-        self._update(
-            await self._browser._request(Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT)
-        )
-        return self
-
-    navigate = blocking(anavigate)
-
-    @on_loop
-    async def areload(self) -> Tab:
-        """Reload the current page and wait until it has loaded (its tools register again)."""
-        self._update(await self._browser._request(Method.TAB_RELOAD, {"tabId": self.id}, NAVIGATION_TIMEOUT))
-        return self
-
-    reload = blocking(areload)
-
-    @on_loop
-    async def aback(self) -> Tab:
-        """Go back in the tab's history and wait until the page is shown again."""
-        self._update(await self._browser._request(Method.TAB_BACK, {"tabId": self.id}, NAVIGATION_TIMEOUT))
-        return self
-
-    back = blocking(aback)
-
-    @on_loop
-    async def ascreenshot(self) -> PNG:
-        """A PNG of the tab's visible area (the tab is activated first)."""
-        reply = await self._browser._request(Method.TAB_SCREENSHOT, {"tabId": self.id}, 20.0)
-        return PNG(base64.b64decode(reply["data"]))
-
-    screenshot = blocking(ascreenshot)
-
-    @on_loop
-    async def aactivate(self) -> Tab:
-        """Make this the active tab of its window."""
-        self._update(await self._browser._request(Method.TAB_ACTIVATE, {"tabId": self.id}, 10.0))
-        return self
-
-    activate = blocking(aactivate)
-
-    @on_loop
-    async def arefresh_tools(self) -> Tab:
-        """Ask every frame to report its tools now (normally they are pushed as they change)."""
-        self._update(await self._browser._request(Method.TAB_SYNC, {"tabId": self.id}, 10.0))
-        return self
-
-    refresh_tools = blocking(arefresh_tools)
-
-    @on_loop
-    async def aclose(self) -> None:
-        """Close the tab."""
-        await self._browser._request(Method.TAB_CLOSE, {"tabId": self.id}, 10.0)
-        self._browser._forget_tab(self.id)
-
-    close = blocking(aclose)
-
-    def _update(self, reply: dict[str, Any]) -> None:
-        """After a tab action: the tab's new state came as a push just before the reply."""
-        self._browser._tab_from_reply(reply)
-
-    # ----- display -----
-
-    def __repr__(self) -> str:
-        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._tools)}>"
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        tools = self.tools._repr_mimebundle_()
-        head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
-        return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
-            "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
-        }
-
-
-UNLISTED = "unlisted"
-"""The source of a tool called by name that the mirror does not list (see ``TabInfo.tools_omitted``)."""
-
-
-def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
-    note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
-    return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
-
-
-def _omitted_message(tab: Tab) -> str:
-    return (
-        f"tab {tab.id} ({tab.url}): {tab._info.tools_omitted:,} of the page's tools are left out of tab.tools "
-        "(a frame is over the mirror's bounds: 50,000 tools or 16 M characters); tab.call(name) still reaches them"
-    )
 
 
 class Browser:
@@ -367,12 +98,10 @@ class Browser:
         self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
-        self._call_hooks: list[Callable[[str, Tab, Tool], Awaitable[None]]] = []  # sessions' evidence
-        self._sessions: list[Session] = []  # those recording this browser now
+        self._sessions: list[Session] = []  # those recording this browser now (their evidence hooks run on calls)
         self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()  # whose confirmations a side panel may answer
-        self._outbox: list[dict[str, Any]] = []  # events on their way to the extension's side panels
         self._loop = asyncio.get_running_loop()
-        self.events.subscribe(self._forward)
+        self._feed = PanelFeed(self.events, self._push_to_panels)
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         connection.add_listener(self._on_event)
@@ -451,28 +180,8 @@ class Browser:
 
     # ----- the event stream, shared with the side panel -----
 
-    def _forward(self, event: Event) -> None:
-        """Queue an event for the extension's side panels (sent in batches, large texts cut)."""
-        if event.data.get("origin") == "sidepanel":
-            return  # it came from there
-        data = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in event.data.items()}
-        self._outbox.append(
-            {
-                "seq": event.seq,
-                "ts": event.ts,
-                "kind": event.kind,
-                "tab_id": event.tab_id,
-                "url": event.url,
-                "duration_ms": event.duration_ms,
-                "data": data,
-            }
-        )
-        if len(self._outbox) == 1:
-            self._loop.call_soon_threadsafe(self._loop.call_later, PANEL_FLUSH_DELAY, self._flush_outbox)
-
-    def _flush_outbox(self) -> None:
-        events, self._outbox = self._outbox, []
-        if events and self.id is not None and not self._closed:
+    def _push_to_panels(self, events: list[dict[str, Any]]) -> None:
+        if self.id is not None and not self._closed:
             asyncio.ensure_future(
                 self._connection.notify(Method.EVENTS_PUSH.value, {"browserId": self.id, "events": events})
             )
@@ -616,6 +325,25 @@ class Browser:
                 if crash := self._crashed():
                     raise crash from None
             raise
+
+    # ----- for the rest of the package: tabs, sessions, skills -----
+
+    def _has_tab(self, tab: Tab) -> bool:
+        """Whether ``tab`` is still one of this browser's open tabs (not closed, not replaced)."""
+        return self._tabs.get(tab.id) is tab
+
+    def _attach_session(self, session: Session) -> None:
+        """``session`` records this browser from now on, and takes evidence around tool calls."""
+        self._sessions.append(session)
+
+    def _detach_session(self, session: Session) -> None:
+        if session in self._sessions:
+            self._sessions.remove(session)
+
+    async def _around_call(self, phase: str, tab: Tab, tool: Tool) -> None:
+        """Before and after each tool call: the recording sessions' evidence (screenshots)."""
+        for session in list(self._sessions):
+            await session._evidence(phase, tab, tool)
 
     # ----- public -----
 

@@ -164,7 +164,7 @@ async def _open(connection: Connection, port: int, start_relay: bool, waiting: _
 async def _wait_for_browser(browser: Browser, connection: Connection, timeout: float, waiting: _Waiting) -> None:
     started = time.monotonic()
     pid = connection.relay_info.get("pid")
-    while not browser._connected:
+    while not browser.connected:
         elapsed = time.monotonic() - started
         if browser.id is None and len(browser.available) > 1:
             raise BrowserNotFoundError(
@@ -184,7 +184,7 @@ async def _wait_for_browser(browser: Browser, connection: Connection, timeout: f
         waiting.say(
             f"waiting for {what} (relay pid {pid} on port {connection.port}; `webmcp-nb doctor` if it never comes)"
         )
-        await browser._wait_until(lambda: browser._connected or len(browser.available) > 1, 0.5, "", quiet=True)
+        await browser._wait_until(lambda: browser.connected or len(browser.available) > 1, 0.5, "", quiet=True)
     browser._warn_if_skills_off()
 
 

@@ -32,7 +32,7 @@ class SkillMagics(Magics):
         """Define one fragment of a skill's tools.js from this cell and inject the skill into a tab."""
         args = parse_argstring(self.webmcp_skill, line)
         skill = self._lookup(args.skill, Skill)
-        from .browser import Tab
+        from .tab import Tab
 
         tab = self._lookup(args.tab, Tab) if args.tab else skill._last_tab
         if tab is None:

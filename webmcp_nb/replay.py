@@ -21,7 +21,7 @@ from .errors import WebMCPError
 from .session import Session
 
 if TYPE_CHECKING:
-    from .browser import Tab
+    from .tab import Tab
 
 __all__ = ["Divergence", "ReplayReport", "replay_agent", "replay_calls", "areplay_agent", "areplay_calls", "compare"]
 
@@ -175,7 +175,7 @@ async def areplay_calls(
     """Repeat the recorded tool calls on ``tab`` in order and compare each result."""
     recorded = recorded_steps(session)
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
-    replay = Session(tab._browser, evidence="off", title=f"Replay of {session.header.id}")
+    replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     try:
         for tool, arguments, _, _ in recorded:
             try:
@@ -210,7 +210,7 @@ async def areplay_agent(
     decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     recorded = recorded_steps(session)
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
-    replay = Session(tab._browser, evidence="off", title=f"Replay of {session.header.id}")
+    replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
 
     def listen(event: Any) -> None:
         if event.kind == "tool.returned" and event.tab_id == tab.id:
@@ -221,7 +221,7 @@ async def areplay_agent(
             arguments.append(event.data.get("arguments"))
 
     arguments: list[Any] = []
-    unsubscribe = tab._browser.events.subscribe(listen)
+    unsubscribe = tab.browser.events.subscribe(listen)
     server = ScriptedServer(replies)
     try:
         policy = next((e.data.get("confirm") for e in session.filter("agent.turn.started")), "never")

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import inspect
 import json
 import keyword
@@ -15,7 +17,12 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from .errors import InvalidArgumentsError
 
-__all__ = ["validate_arguments", "signature_from_schema", "python_type"]
+__all__ = ["validate_arguments", "check_arguments", "signature_from_schema", "python_type", "VALIDATION_TIMEOUT"]
+
+VALIDATION_TIMEOUT = 2.0
+"""Seconds a check of arguments against a schema with regular expressions may take (off the library's loop)."""
+
+_validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
 
 _TYPES: dict[str, Any] = {
     "string": str,
@@ -111,6 +118,22 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     base.check_schema(schema)
     cls = jsonschema.validators.extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
     return cls(schema, format_checker=base.FORMAT_CHECKER)
+
+
+async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool) -> None:
+    """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
+    (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
+    if not has_pattern:
+        validate_arguments(name, schema, args)
+        return
+    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, args)
+    try:
+        await asyncio.wait_for(future, VALIDATION_TIMEOUT)
+    except TimeoutError:
+        raise InvalidArgumentsError(
+            f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
+            "(a pathological pattern?); the call was not made"
+        ) from None
 
 
 def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> None:

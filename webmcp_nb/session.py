@@ -33,7 +33,8 @@ from .events import Event
 from .home import home
 
 if TYPE_CHECKING:
-    from .browser import Browser, Tab
+    from .browser import Browser
+    from .tab import Tab
     from .tools import Tool
 
 __all__ = ["Session", "SessionHeader", "FORMAT", "FORMAT_VERSION", "Evidence", "EVIDENCE_FILE", "evidence_file"]
@@ -126,8 +127,7 @@ class Session:
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - open for the session's life
         self._write(self.header.model_dump())
         self._unsubscribe = browser.events.subscribe(self._record)
-        browser._call_hooks.append(self._evidence)
-        browser._sessions.append(self)
+        browser._attach_session(self)
 
     def add_secret(self, value: str | None) -> None:
         """Never write ``value`` (an API key, a token): it becomes ``[redacted]`` in every line."""
@@ -194,10 +194,7 @@ class Session:
             self._unsubscribe()
             self._unsubscribe = None
         if self._browser is not None:
-            if self._evidence in self._browser._call_hooks:
-                self._browser._call_hooks.remove(self._evidence)
-            if self in self._browser._sessions:
-                self._browser._sessions.remove(self)
+            self._browser._detach_session(self)
         if self._file is not None:
             self._file.close()
             self._file = None

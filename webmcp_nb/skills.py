@@ -31,7 +31,8 @@ from .errors import InvalidArgumentsError, SkillHealthError
 from .protocol import InstalledSkill, Method
 
 if TYPE_CHECKING:
-    from .browser import Browser, Tab
+    from .browser import Browser
+    from .tab import Tab
 
 __all__ = ["Skill", "SkillRegistry", "InjectionResult", "SkillHealthWarning", "builtin_skills_path"]
 

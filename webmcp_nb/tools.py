@@ -14,7 +14,7 @@ from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_g
 from .schema import signature_from_schema
 
 if TYPE_CHECKING:
-    from .browser import Tab
+    from .tab import Tab
 
 __all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning"]
 

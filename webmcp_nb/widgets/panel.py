@@ -21,7 +21,8 @@ from .form import SchemaForm
 
 if TYPE_CHECKING:
     from ..agent import Agent, AgentRun
-    from ..browser import Browser, Tab
+    from ..browser import Browser
+    from ..tab import Tab
 
 __all__ = ["Panel", "panel"]
 
