@@ -108,18 +108,23 @@ async function readReply(response, onDelta) {
   };
 }
 
-// One chat's link to its endpoint. What the endpoint refuses, it stops sending: streaming (one JSON body from
-// then on) and the request for usage in streamed replies.
+// One chat's link to its endpoint. What the endpoint refuses with a 400, it stops sending (as model_io.py):
+// the request for usage in streamed replies, tool_choice, streaming itself (one JSON body from then on).
 export class ModelIO {
   constructor() {
     this.stream = true;
     this.streamUsage = true;
+    this.toolChoice = true;
   }
 
   // The provider's quirks, recognised by the base URL's host as webmcp_nb/providers.py recognises it.
   quirks(settings) {
     const quirks = PROVIDERS[providerFor(settings.baseUrl)].quirks;
-    return { ...quirks, stream_usage: quirks.stream_usage && this.streamUsage };
+    return {
+      ...quirks,
+      stream_usage: quirks.stream_usage && this.streamUsage,
+      tool_choice: this.toolChoice ? quirks.tool_choice : null,
+    };
   }
 
   // One request: `messages` and the tool specs' functions; `onStart` when the reply begins, `onDelta` per piece.
@@ -158,6 +163,11 @@ export class ModelIO {
       } catch (_) { /* plain text */ }
       if (response.status === 400 && body.stream_options && /stream.?options/i.test(message)) {
         this.streamUsage = false; // an endpoint that cannot report usage while streaming
+        attempt -= 1;
+        continue;
+      }
+      if (response.status === 400 && body.tool_choice && /tool.?choice/i.test(message)) {
+        this.toolChoice = false; // as DeepSeek's preset has it
         attempt -= 1;
         continue;
       }

@@ -108,7 +108,7 @@ export class Sidecar {
     const timer = setTimeout(() => controller.abort(new DOMException('turn_timeout', 'TimeoutError')), TURN_TIMEOUT_MS);
     const { host } = this;
     const emit = (kind, data) => host.emit(kind, tabId, data);
-    const turn = { tabId, settings, policy: this.confirm, history: this.messages, signal: controller.signal, steps: 0, open: new Map(), answer: null, stopped: null, usage: null };
+    const turn = { tabId, settings, history: this.messages, signal: controller.signal, steps: 0, open: new Map(), answer: null, stopped: null, usage: null };
     turn.history.push({ role: 'user', content: task });
     emit('chat.message', { role: 'user', text: task, model: settings.model });
     let error = null;
@@ -225,7 +225,7 @@ export class Sidecar {
     };
     if (!spec) return done('error', fill(TEXTS.unknown_tool, { name: call.name, available: [...specs.keys()].join(', ') || TEXTS.no_tools }));
     if (typeof args === 'string') return done('error', fill(TEXTS.not_an_object, { arguments: args }));
-    if (needsConfirmation(turn.policy, risk)) {
+    if (needsConfirmation(this.confirm, risk)) {
       turn.open.set(call.id, { name: call.name, state: 'confirming' });
       const id = `sc-${Date.now().toString(36)}-${++this.ids}`;
       host.emit('confirmation.requested', tabId, { id, tool, arguments: args, read_only: risk === 'low', risk });

@@ -273,7 +273,7 @@ def test_sidecar_chat_runs_a_tool_using_turn(chromium: Chromium, server: Any) ->
 def test_sidecar_denial_and_retry(chromium: Chromium, server: Any) -> None:
     tab = chromium.browser.open(server.url("flights/"))
     script = [fail(429), call("searchFlights", **DEMO_SEARCH), say("OK, I will not search.")]
-    with ScriptedServer(script) as model:
+    with ScriptedServer(script, quirks="deepseek") as model:  # an unknown host: tool_choice is sent, refused once
         chromium.configure_chat(model.base_url, "scripted", "")
         page = chromium.panel(tab)
         page.fill("#chat-input", "search")
@@ -284,8 +284,10 @@ def test_sidecar_denial_and_retry(chromium: Chromium, server: Any) -> None:
             "OK, I will not search.", timeout=TIMEOUT
         )
         expect(card).to_have_class("card resolved denied")
-        assert len(model.requests) == 3  # the 429 was retried
-        assert tool_messages(model.requests[2]) == [
+        assert len(model.requests) == 4  # the 400 for tool_choice and the 429 were retried
+        assert model.refusals == ["tool_choice is not supported"]
+        assert not any("tool_choice" in r for r in model.requests[1:])
+        assert tool_messages(model.requests[-1]) == [
             f'<tool_result tool="searchFlights" status="error">\n{DENIED}\n</tool_result>'
         ]
     assert "listFlights" not in tab.tools  # the search never ran

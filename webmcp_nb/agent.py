@@ -394,7 +394,7 @@ class Agent:
                     if step.confirmed is False:
                         denied = step.tool
                 self.messages.append(self._tool_message(call_id, content))
-                del turn.open[call_id]
+                turn.open.pop(call_id, None)
             if changed:  # the page may have registered or removed tools: the next request offers the new set
                 await self.tab.arefresh_tools()
             if turn.stopped == "max_tool_calls":

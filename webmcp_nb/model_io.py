@@ -26,9 +26,10 @@ __all__ = ["Usage", "Reply", "ModelIO", "assistant_message", "parse_arguments", 
 TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
 """A tool call written in the text by a model without function calling (prompt mode)."""
 
-_NO_TOOLS = re.compile(
-    r"\b(tools?|function.?call\w*)\b.*\bsupport|\bsupport\w*\b.*\b(tools?|function.?call\w*)\b", re.I
-)
+_TOOLS = r"\b(tools?|function.?call\w*)\b"
+_NO_TOOLS = re.compile(rf"{_TOOLS}.*\bsupport|\bsupport\w*\b.*{_TOOLS}|tool.choice requires", re.I)
+"""A 400 saying the endpoint does not support tools: the agent switches to prompt mode."""
+_TOOL_CHOICE = re.compile(r"tool.?choice", re.I)
 _STREAM_OPTIONS = re.compile(r"stream.?options", re.I)
 _SDK_FIELDS = frozenset({"tool_choice", "parallel_tool_calls", "stream", "stream_options"})
 
@@ -119,8 +120,8 @@ def assistant_message(
 
 
 class ModelIO:
-    """One agent's link to its endpoint. ``provider`` may change as the endpoint teaches us (a refusal of
-    ``tools`` switches to prompt mode; a refusal of ``stream_options`` stops asking for streamed usage)."""
+    """One agent's link to its endpoint. ``provider`` changes as the endpoint teaches us: what it refuses with a
+    400 (``stream_options``, ``tool_choice``) is not sent again, and a refusal of ``tools`` switches to prompt mode."""
 
     def __init__(
         self,
@@ -171,12 +172,15 @@ class ModelIO:
                 reply = await (self._stream(params) if params.get("stream") else self._once(params))
             except openai.BadRequestError as exc:
                 message = str(exc)
+                if "stream_options" in params and _STREAM_OPTIONS.search(message):
+                    self.provider = replace(self.provider, stream_usage=False)
+                    continue
+                if "tool_choice" in params and _TOOL_CHOICE.search(message):
+                    self.provider = replace(self.provider, tool_choice=None)  # as DeepSeek's preset has it
+                    continue
                 if native and _NO_TOOLS.search(message):
                     self.provider = replace(self.provider, prompt_mode=True)
                     self._emit("model.prompt_mode", reason=message[:300])
-                    continue
-                if "stream_options" in params and _STREAM_OPTIONS.search(message):
-                    self.provider = replace(self.provider, stream_usage=False)
                     continue
                 raise ModelError(f"the model endpoint refused the request: {exc}") from exc
             except openai.OpenAIError as exc:
