@@ -108,7 +108,10 @@ export class Sidecar {
     const timer = setTimeout(() => controller.abort(new DOMException('turn_timeout', 'TimeoutError')), TURN_TIMEOUT_MS);
     const { host } = this;
     const emit = (kind, data) => host.emit(kind, tabId, data);
-    const turn = { tabId, settings, history: this.messages, signal: controller.signal, steps: 0, open: new Map(), answer: null, stopped: null, usage: null };
+    const turn = {
+      tabId, settings, history: this.messages, signal: controller.signal,
+      steps: 0, open: new Map(), answer: null, stopped: null, usage: null, // open: call id → {name, state}
+    };
     turn.history.push({ role: 'user', content: task });
     emit('chat.message', { role: 'user', text: task, model: settings.model });
     let error = null;

@@ -163,7 +163,7 @@ def test_stopping_a_turn_while_the_page_runs_a_call(page):
     with ScriptedServer([call("hang"), say("After the stop.")]) as model:
         agent = agent_for(tab, model, confirm="never", tool_timeout=60)
         run = agent.start("Use hang.")
-        wait_for(lambda: [e for e in agent.events.of_kind("tool.called") if e.data.get("tool") == "hang"])
+        wait_for(lambda: [e for e in agent.events.of_kind("tool.called") if e.tab_id == tab.id])
         run.cancel()
         first = run.result(timeout=10)
         second = agent.run("And now?")
