@@ -53,14 +53,14 @@ export function pageContext(title, url) {
 
 // ----- risk and confirmation -----
 
-// A tool's risk from its annotations: low (readOnlyHint), high (destructiveHint), else medium; a declared
-// `risk` can raise it, never lower it.
+// A tool's risk from its annotations: low (readOnlyHint), high (destructiveHint or consequentialHint), else
+// medium; a declared `risk` can raise it, never lower it.
 export function riskOf(annotations) {
   const notes = annotations && typeof annotations === 'object' ? annotations : {};
   const { levels } = RISK;
   let level = RISK.default;
   if (notes[RISK.low_hint] === true) level = 'low';
-  if (notes[RISK.high_hint] === true) level = 'high';
+  if (RISK.high_hints.some((hint) => notes[hint] === true)) level = 'high';
   const declared = notes[RISK.declared];
   if (levels.includes(declared) && levels.indexOf(declared) > levels.indexOf(level)) level = declared;
   return level;

@@ -58,7 +58,10 @@ export const RISK = freeze({
   ],
   "default": "medium",
   "low_hint": "readOnlyHint",
-  "high_hint": "destructiveHint",
+  "high_hints": [
+    "destructiveHint",
+    "consequentialHint"
+  ],
   "declared": "risk",
   "notes": {
     "low": "risk: low, read-only",

@@ -17,7 +17,7 @@ const KEEP_RESOLVED_CARDS = 3;
 const RISK_BADGES = {
   low: ['read-only', 'Low risk: readOnlyHint, the page says it changes nothing'],
   medium: ['medium risk', 'Medium risk: it changes the page (not marked read-only)'],
-  high: ['high risk', 'High risk: destructiveHint, or declared high (submit, send, pay, delete, publish); always asks first'],
+  high: ['high risk', 'High risk: destructiveHint or consequentialHint, or declared high (submit, send, pay, delete, publish); always asks first'],
 };
 // What the chat asks about, by policy (high risk asks under every one of them: the panel never waives it).
 const POLICY_LABELS = {

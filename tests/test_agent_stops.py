@@ -270,6 +270,20 @@ def test_every_tool_has_a_risk_and_the_model_reads_it(page):
     assert "high (it submits, sends, pays, deletes or publishes)" in model.requests[0]["messages"][0]["content"]
 
 
+def test_native_webmcp_keeps_only_the_consequential_hint(native_browser, server):
+    tab = native_browser.open(server.url("t/risk.html"))
+    try:
+        assert tab.tools["sendPayment"].source == "native"
+        assert {name: tool.risk for name, tool in tab.tools.items()} == {
+            "readNote": "low",
+            "setNote": "medium",
+            "sendPayment": "high",  # by consequentialHint: Chromium drops destructiveHint
+            "publishNote": "medium",  # Chromium drops a page's own annotations: a native page cannot declare risk
+        }
+    finally:
+        tab.close()
+
+
 ALL = ["readNote", "setNote", "sendPayment", "publishNote"]
 
 

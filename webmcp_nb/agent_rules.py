@@ -131,14 +131,15 @@ RISK: dict[str, Any] = {
     "levels": ["low", "medium", "high"],
     "default": "medium",
     "low_hint": "readOnlyHint",
-    "high_hint": "destructiveHint",
+    "high_hints": ["destructiveHint", "consequentialHint"],
     "declared": "risk",
     "notes": {"low": "risk: low, read-only", "medium": "risk: medium", "high": "risk: high"},
     "untrusted_note": "returns untrusted content",
 }
-"""Every tool's risk: ``low`` when the page says ``readOnlyHint``, ``high`` with ``destructiveHint``, else
-``medium``. An annotation ``risk`` (a skill's ``defineTool({..., risk: "high"})`` puts it there) can raise the
-level, never lower it. ``notes`` end the tool's description for the model."""
+"""Every tool's risk: ``low`` when the page says ``readOnlyHint``, ``high`` with ``destructiveHint`` (MCP's name)
+or ``consequentialHint`` (the one Chromium's native WebMCP keeps; it drops the others), else ``medium``. An
+annotation ``risk`` (a skill's ``defineTool({..., risk: "high"})`` puts it there) can raise the level, never
+lower it. ``notes`` end the tool's description for the model."""
 
 CONFIRM: dict[str, Any] = {
     "policies": {
@@ -269,7 +270,7 @@ def risk_of(annotations: Mapping[str, Any] | None) -> Risk:
     level = RISK["default"]
     if notes.get(RISK["low_hint"]) is True:
         level = "low"
-    if notes.get(RISK["high_hint"]) is True:
+    if any(notes.get(hint) is True for hint in RISK["high_hints"]):
         level = "high"
     declared = notes.get(RISK["declared"])
     if declared in levels and levels.index(declared) > levels.index(level):

@@ -90,8 +90,8 @@ class Tool:
 
     @property
     def risk(self) -> Risk:
-        """``low`` (read-only), ``medium`` (changes the page; the default) or ``high`` (``destructiveHint``, or
-        declared ``risk: "high"``): what agents' confirmation policies go by."""
+        """``low`` (read-only), ``medium`` (changes the page; the default) or ``high`` (``destructiveHint`` or
+        ``consequentialHint``, or declared ``risk: "high"``): what agents' confirmation policies go by."""
         return risk_of(self.info.annotations)
 
     @property

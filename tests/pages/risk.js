@@ -1,5 +1,6 @@
 // One tool of each risk level: readNote (read-only: low), setNote (changes the page: medium), sendPayment
-// (destructiveHint: high) and publishNote (declares risk "high"). What ran is on the page, for tests to read.
+// (destructiveHint, and consequentialHint, which native WebMCP keeps: high) and publishNote (declares risk
+// "high", which native WebMCP drops). What ran is on the page, for tests to read.
 const mc = document.modelContext;
 const none = { type: 'object', properties: {} };
 const note = document.getElementById('note');
@@ -14,7 +15,7 @@ mc.registerTool({
   execute: ({ text }) => { note.textContent = text; return { note: text }; },
 });
 mc.registerTool({
-  name: 'sendPayment', description: 'Sends money', annotations: { destructiveHint: true },
+  name: 'sendPayment', description: 'Sends money', annotations: { destructiveHint: true, consequentialHint: true },
   inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
   execute: ({ amount }) => { payments.append(Object.assign(document.createElement('li'), { textContent: String(amount) })); return { sent: amount }; },
 });
