@@ -6,7 +6,8 @@
 // input.
 import { DEFAULT_PORT } from './protocol.js';
 import { forgetPairing, pair } from './pairing.js';
-import { checkSettings, PRESETS } from './sidecar.js';
+import { PROVIDERS } from './agent-rules.js';
+import { checkSettings } from './sidecar.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -94,17 +95,20 @@ function say(text, bad = false) {
   sidecarStatus.classList.toggle('bad', bad);
 }
 
-for (const [name, preset] of Object.entries(PRESETS)) {
+// The provider presets the notebook's agent has (webmcp_nb/agent_rules.py); the chat recognises a preset's
+// quirks by the base URL's host, so filling in its URL is all a preset needs.
+const PRESETS = Object.entries(PROVIDERS).filter(([, preset]) => preset.base_url);
+for (const [name, preset] of PRESETS) {
   const button = document.createElement('button');
   button.type = 'button';
   button.textContent = name;
   button.dataset.preset = name;
-  button.title = preset.baseUrl;
+  button.title = `${preset.base_url} — ${preset.about}`;
   button.addEventListener('click', () => {
-    baseUrl.value = preset.baseUrl;
+    baseUrl.value = preset.base_url;
     touched.add(baseUrl);
-    if (!model.value.trim() || Object.values(PRESETS).some((p) => p.model === model.value.trim())) {
-      model.value = preset.model;
+    if (!model.value.trim() || PRESETS.some(([, p]) => p.default_model === model.value.trim())) {
+      model.value = preset.default_model;
       touched.add(model);
     }
     say(`${name}: base URL filled in; check the model, add the key, then Save.`);

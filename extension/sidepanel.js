@@ -5,13 +5,27 @@
 //
 // Page- and tool-provided text is only ever rendered with textContent (and in title attributes), with its
 // bidirectional controls shown as <U+202E> so no name reads backwards. The chat's API key stays in
-// sidecar.js's request headers: it is never read into this page's DOM, events or logs.
-import { checkSettings, isReadOnly, normalizeSchema, Sidecar } from './sidecar.js';
+// model-io.js's request headers: it is never read into this page's DOM, events or logs.
+import { CONFIRM } from './agent-rules.js';
+import { normalizeSchema, riskOf } from './agent-core.js';
+import { checkSettings, Sidecar } from './sidecar.js';
 
 const PANEL = 'webmcp-nb-panel';
 const MAX_EVENTS = 500;
 const MAX_SHOWN_CHARS = 100_000;
 const KEEP_RESOLVED_CARDS = 3;
+const RISK_BADGES = {
+  low: ['read-only', 'Low risk: readOnlyHint, the page says it changes nothing'],
+  medium: ['medium risk', 'Medium risk: it changes the page (not marked read-only)'],
+  high: ['high risk', 'High risk: destructiveHint or consequentialHint, or declared high (submit, send, pay, delete, publish); always asks first'],
+};
+// What the chat asks about, by policy (high risk asks under every one of them: the panel never waives it).
+const POLICY_LABELS = {
+  high: 'high-risk tools',
+  medium: 'medium- and high-risk tools',
+  always: 'every tool',
+  never: 'high-risk tools only (never otherwise)',
+};
 const SILENT_KINDS = new Set(['model.delta', 'model.tool_call']); // streamed pieces: the chat shows them
 
 const $ = (id) => document.getElementById(id);
@@ -74,7 +88,6 @@ const state = {
   selected: null, // the selected tool's name
   argsFor: null, // the tool whose template is in the textarea
   cards: new Map(), // confirmation id → {node, origin, tabId, resolved, answer?}
-  tabWaiters: new Set(),
   chatBubble: null, // the assistant message being streamed by the chat
   notebookBubble: null, // the same for a notebook agent's turn
   chatSettings: { problem: 'No model endpoint is set up.' },
@@ -147,7 +160,6 @@ function onHubMessage(message) {
     case 'tab':
       if (!message.tab) break;
       state.tabs.set(message.tab.id, message.tab);
-      for (const waiter of state.tabWaiters) waiter(message.tab.id);
       if (message.tab.id === state.tabId) renderTab();
       break;
     case 'tabClosed':
@@ -209,24 +221,13 @@ async function setCurrentTab(tabId) {
   renderLog();
 }
 
-// Resolves once the tab's tools have settled after a step that may have changed them.
-function waitForTools(tabId, { first = 400, quiet = 150, most = 1_200 } = {}) {
-  return new Promise((resolve) => {
-    let quietTimer = setTimeout(done, first);
-    const mostTimer = setTimeout(done, most);
-    const waiter = (id) => {
-      if (id !== tabId) return;
-      clearTimeout(quietTimer);
-      quietTimer = setTimeout(done, quiet);
-    };
-    state.tabWaiters.add(waiter);
-    function done() {
-      clearTimeout(quietTimer);
-      clearTimeout(mostTimer);
-      state.tabWaiters.delete(waiter);
-      resolve();
-    }
-  });
+// After a step that may have changed the page's tools: the worker asks the tab's frames to report them (as
+// Python's tab.refresh_tools() does) and answers with the tab once they have.
+async function syncTools(tabId) {
+  const reply = await request({ type: 'sync', tabId });
+  if (!reply.ok || !reply.tab) return;
+  state.tabs.set(reply.tab.id, reply.tab);
+  if (reply.tab.id === state.tabId) renderTab();
 }
 
 // ----- rendering: status -----
@@ -271,9 +272,16 @@ function badge(text, cls, title) {
   return el('span', { class: `badge ${cls}`, text, title });
 }
 
+function riskBadge(risk) {
+  const [text, title] = RISK_BADGES[risk] ?? RISK_BADGES.medium;
+  const node = badge(text, `risk risk-${risk}`, title);
+  node.dataset.risk = risk;
+  return node;
+}
+
 function toolMarks(tool) {
   const marks = [badge(tool.source ?? '?', `source source-${tool.source === 'native' || tool.source === 'polyfill' ? tool.source : 'skill'}`, 'Where the tool comes from')];
-  if (isReadOnly(tool)) marks.push(badge('read-only', 'ro', 'readOnlyHint: the page says it changes nothing'));
+  marks.push(riskBadge(riskOf(tool.annotations)));
   if (tool.annotations?.untrustedContentHint) marks.push(badge('untrusted', 'untrusted', 'untrustedContentHint: returns content the page does not vouch for'));
   if (tool.frameId) marks.push(badge(`frame ${tool.frameId}`, 'frame', tool.frameUrl ?? ''));
   return marks;
@@ -482,6 +490,8 @@ function addEvent(event, live) {
   if (live && onCurrentTab(event) && !SILENT_KINDS.has(event.kind)) appendLog(event);
 }
 
+const tokens = (usage) => (Number.isInteger(usage?.total_tokens) ? ` · ${usage.total_tokens} tokens` : '');
+
 function summary(event) {
   const d = event.data ?? {};
   switch (event.kind) {
@@ -493,12 +503,12 @@ function summary(event) {
     case 'chat.message': return `${d.role ?? 'user'}: ${short(d.text, 90)}`;
     case 'model.request': return `${d.messages ?? '?'} messages, ${(d.tools ?? []).length} tools`;
     case 'model.response':
-      return d.tool_calls?.length ? `calls ${d.tool_calls.map((c) => c.name).join(', ')}${d.content ? ` — ${short(d.content, 50)}` : ''}` : short(d.content, 90);
+      return (d.tool_calls?.length ? `calls ${d.tool_calls.map((c) => c.name).join(', ')}${d.content ? ` — ${short(d.content, 50)}` : ''}` : short(d.content, 90)) + tokens(d.usage);
     case 'confirmation.requested': return `${d.tool}(${short(json(d.arguments ?? {}), 60)})`;
     case 'confirmation.answer': return `${d.approved ? 'approve' : 'deny'} ${d.id ?? ''}`;
     case 'confirmation.answered': return `${d.tool} ${d.approved ? 'approved' : 'denied'}${d.by ? ` by ${d.by}` : ''}`;
     case 'agent.limit': return `${d.limit}${d.tool ? ` (${d.tool})` : ''}`;
-    case 'agent.turn.finished': return d.stopped ? `stopped: ${d.stopped}${d.answer ? ` — ${short(d.answer, 60)}` : ''}` : short(d.answer ?? d.error, 90);
+    case 'agent.turn.finished': return (d.stopped ? `stopped: ${d.stopped}${d.answer ? ` — ${short(d.answer, 60)}` : ''}` : short(d.answer ?? d.error, 90)) + tokens(d.usage);
     case 'agent.error': return `${d.error ?? ''}: ${short(d.message, 80)}`;
     case 'navigation': return short(event.url ?? d.url, 90);
     case 'tools.changed': return short((d.tools ?? []).join(', '), 90);
@@ -548,7 +558,7 @@ function renderLog() {
 function trackConfirmations(event) {
   const d = event.data ?? {};
   if (event.kind === 'confirmation.requested' && !fromPanel(event) && d.id) {
-    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, tabId: event.tab_id, origin: 'notebook' });
+    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, risk: d.risk, tabId: event.tab_id, origin: 'notebook' });
   } else if (event.kind === 'confirmation.answered' && d.id) {
     resolveCard(String(d.id), `${d.approved ? 'Approved' : 'Denied'}${d.by ? ` (${d.by})` : ''}`, !!d.approved);
   } else if (event.kind === 'agent.turn.finished' && !fromPanel(event)) {
@@ -582,7 +592,7 @@ function trackNotebookTurn(event) {
 
 // ----- confirmation cards -----
 
-function addCard({ id, tool, arguments: args, tabId, origin, decide, signal }) {
+function addCard({ id, tool, arguments: args, risk, tabId, origin, decide, signal }) {
   if (state.cards.has(id)) return;
   const approve = el('button', { type: 'button', class: 'approve primary', text: 'Approve' });
   const deny = el('button', { type: 'button', class: 'deny', text: 'Deny' });
@@ -591,12 +601,13 @@ function addCard({ id, tool, arguments: args, tabId, origin, decide, signal }) {
   const where = otherTab ? (state.tabs.get(tabId)?.title || `tab ${tabId}`) : null;
   const node = el(
     'div',
-    { class: 'card', dataset: { id, origin }, role: 'group', 'aria-label': `Confirm ${tool}` },
+    { class: 'card', dataset: { id, origin, risk: RISK_BADGES[risk] ? risk : 'unknown' }, role: 'group', 'aria-label': `Confirm ${tool}` },
     el('div', { class: 'card-head' },
       el('span', { class: 'who', text: origin === 'notebook' ? 'Notebook agent' : 'Chat' }),
       el('span', { text: ' wants to run ' }),
       el('strong', { text: String(tool ?? '?') }),
-      where ? el('span', { class: 'muted', text: ` on ${short(where, 40)}` }) : null),
+      where ? el('span', { class: 'muted', text: ` on ${short(where, 40)}` }) : null,
+      RISK_BADGES[risk] ? riskBadge(risk) : null),
     el('pre', { class: 'card-args', text: pretty(JSON.stringify(args ?? {})) }),
     el('div', { class: 'row' }, approve, deny, note),
   );
@@ -669,7 +680,7 @@ const sidecar = new Sidecar({
   call: (tabId, name, args) => request({ type: 'call', tabId, name, args }),
   emit: (kind, tabId, data) => void request({ type: 'emit', kind, tabId, data }),
   confirm: (req, signal) => new Promise((resolve) => addCard({ ...req, origin: 'chat', decide: resolve, signal })),
-  settle: (tabId) => waitForTools(tabId),
+  settle: (tabId) => syncTools(tabId),
   startAssistant: () => {
     state.chatBubble = null;
   },
@@ -720,6 +731,14 @@ async function sendChat() {
   state.chatBubble = null;
 }
 
+// The chat's confirmation policy: chosen next to the chat, kept in storage.local.
+async function loadChatPolicy() {
+  const select = $('chat-confirm');
+  select.replaceChildren(...Object.keys(CONFIRM.policies).map((name) => el('option', { value: name, text: POLICY_LABELS[name] ?? name })));
+  const { chatConfirm } = await chrome.storage.local.get('chatConfirm');
+  select.value = sidecar.setPolicy(chatConfirm ?? CONFIRM.default);
+}
+
 async function loadChatSettings() {
   const { sidecar: raw } = await chrome.storage.local.get('sidecar');
   const checked = checkSettings(raw);
@@ -744,6 +763,10 @@ $('tool-args').addEventListener('keydown', (e) => {
 });
 $('chat-send').addEventListener('click', sendChat);
 $('chat-stop').addEventListener('click', () => sidecar.stop());
+$('chat-confirm').addEventListener('change', (e) => {
+  const policy = sidecar.setPolicy(e.target.value);
+  chrome.storage.local.set({ chatConfirm: policy });
+});
 $('chat-clear').addEventListener('click', () => {
   sidecar.reset();
   $('chat-transcript').replaceChildren();
@@ -759,9 +782,10 @@ $('chat-input').addEventListener('keydown', (e) => {
 for (const id of ['open-options', 'chat-setup']) $(id).addEventListener('click', () => chrome.runtime.openOptionsPage());
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'local' && changes.sidecar) loadChatSettings();
+  if (area === 'local' && changes.chatConfirm) $('chat-confirm').value = sidecar.setPolicy(changes.chatConfirm.newValue ?? CONFIRM.default);
 });
 
 renderStatus();
-await Promise.all([followActiveTab(), loadChatSettings()]);
+await Promise.all([followActiveTab(), loadChatSettings(), loadChatPolicy()]);
 renderHeader();
 connectHub();

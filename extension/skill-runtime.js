@@ -90,7 +90,9 @@
     const defineTool = (info, handler = info?.handler) => {
       if (!NAME.test(info?.name ?? '')) throw new TypeError(`Invalid tool name ${JSON.stringify(info?.name)}`);
       if (typeof handler !== 'function') throw new TypeError(`Tool "${info.name}" needs a handler function`);
-      const { name, title, description = '', inputSchema, annotations = {} } = info;
+      const { name, title, description = '', inputSchema, annotations: declared = {}, risk } = info;
+      // `risk: 'high'` (submit, send, pay, delete, publish) travels as an annotation, as a page could declare it.
+      const annotations = risk === undefined ? declared : { ...declared, risk };
       tools.set(name, { info: JSON.parse(toText({ name, title, description, inputSchema, annotations })), handler });
     };
     const healthCheck = (fn) => { health = fn; };

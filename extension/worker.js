@@ -61,7 +61,7 @@ chrome.storage.onChanged.addListener((changes, area) => {
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PAGE) attach(port, PAGE, isConnected());
   else if (port.name === PANEL && port.sender?.id === chrome.runtime.id && port.sender.url?.startsWith(chrome.runtime.getURL(''))) {
-    attachPanel(port); // our own page (the side panel, or the same page opened in a tab); never a content script
+    attachPanel(port, { sync: tabHandlers[Method.TAB_SYNC] }); // our own page (the side panel, or the same page opened in a tab); never a content script
   }
   else port.disconnect();
 });

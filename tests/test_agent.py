@@ -82,6 +82,15 @@ def test_prompt_mode_completes_the_same_task(flights, explicit):
         assert any(e.kind == "model.prompt_mode" for e in result.events)
 
 
+def test_what_an_endpoint_refuses_is_not_sent_again(flights):
+    with ScriptedServer(FLIGHT_SCRIPT, quirks="deepseek") as model:  # an unknown host: no preset's quirks
+        agent = agent_for(flights, model, confirm="never")
+        result = agent.run(TASK)
+    assert result.answer == "There are 4 direct flights." and agent.provider.tool_choice is None
+    assert model.refusals == ["tool_choice is not supported"]
+    assert not any("tool_choice" in r for r in model.requests[1:])
+
+
 def test_the_11th_tool_call_is_refused_and_the_model_told(faults):
     def script(request):
         return call("received") if "tools" in request else say("I stopped, as told.")

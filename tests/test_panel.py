@@ -138,3 +138,30 @@ def test_schema_form_covers_the_json_schema_types():
     assert form.value == {"query": "desk"}
     odd = SchemaForm({"type": "string"})  # nothing to generate: the JSON editor is the form
     assert odd.as_json.value is True
+
+
+def test_risk_in_the_tool_list_on_cards_and_the_chats_policy(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("t/risk.html"))
+    panel = wm.panel(tab)
+    try:
+        labels = {name: label for label, name in panel.tools.list.options}
+        assert labels["readNote"].endswith("[polyfill, read-only]")
+        assert labels["setNote"].endswith("[polyfill, medium risk]")
+        assert labels["sendPayment"].endswith("[polyfill, high risk]")
+        panel.tools.select("publishNote")
+        assert "[high risk]" in panel.tools.details.value
+        with ScriptedServer([call("sendPayment", amount=5), say("Paid.")]) as model:
+            agent = wm.Agent(tab, base_url=model.base_url, api_key="k", model="m", confirm="never", evidence="off")
+            run = agent.start("pay 5")  # high risk asks even with confirm="never"
+            card = eventually(lambda: list(panel.cards.values()))[0]
+            assert card.risk == "high" and "[high risk]" in card.text.value
+            card.approve.click()
+            assert run.result(timeout=30).answer == "Paid."
+        chat = wm.panel(tab, agent=agent).chat
+        assert chat.confirm.value == "never"
+        chat.confirm.value = "always"
+        assert agent.confirm == "always"
+        assert [value for _, value in chat.confirm.options] == ["never", "high", "medium", "always"]
+    finally:
+        panel.close()
+        tab.close()

@@ -121,7 +121,7 @@ def test_a_misbehaving_model_gets_clear_errors(polyfill_browser, server):
                 tab, base_url=model.base_url, api_key="k", model="m", confirm="never", evidence="off"
             ).run("go")
         assert result.answer == "giving up"
-        assert "not a JSON object" in result.steps[0].error and "no tool named 'noSuchTool'" in result.steps[1].error
+        assert "not a JSON object" in result.steps[0].error and 'no tool named "noSuchTool"' in result.steps[1].error
         with ScriptedServer(lambda request: Reply(status=500, error="boom", retry_after_ms=1)) as broken:
             agent = wm.Agent(tab, base_url=broken.base_url, api_key="k", model="m", max_retries=2, evidence="off")
             with pytest.raises(wm.ModelError, match="InternalServerError"):

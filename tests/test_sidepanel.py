@@ -21,7 +21,7 @@ import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.protocol import EXTENSION_ID
 from webmcp_nb.skills import SkillHealthWarning
-from webmcp_nb.testing import ScriptedServer, call, fail, say
+from webmcp_nb.testing import ScriptedServer, call, calls, fail, say
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -40,9 +40,12 @@ class Chromium:
         self.browser = browser
         self.context = context
 
-    def panel(self, tab: wm.Tab) -> Any:
-        """The side panel page, pinned to ``tab``, once it is connected to the worker's hub."""
+    def panel(self, tab: wm.Tab, *, clock: bool = False) -> Any:
+        """The side panel page, pinned to ``tab``, once it is connected to the worker's hub. ``clock``: with
+        Playwright's clock installed, so a test can move the panel's time forward (``page.clock.fast_forward``)."""
         page = self.context.new_page()
+        if clock:
+            page.clock.install()
         page.set_viewport_size({"width": 400, "height": 1000})
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
@@ -114,7 +117,7 @@ def test_panel_lists_calls_and_records(chromium: Chromium, server: Any, tmp_path
         expect(page.locator("#tab-title")).to_contain_text(tab.title)
         item = page.locator('#tools li[data-tool="searchFlights"]')
         expect(item).to_contain_text("polyfill")
-        expect(item.locator(".badge.ro")).to_have_count(0)  # searchFlights changes the page
+        expect(item.locator(".badge.risk")).to_have_text("medium risk")  # searchFlights changes the page
 
         item.click()
         expect(page.locator("#tool-description")).to_contain_text("Searches for flights")
@@ -135,7 +138,7 @@ def test_panel_lists_calls_and_records(chromium: Chromium, server: Any, tmp_path
         expect(page.locator('#log li[data-kind="tool.called"]')).to_have_count(1)
         expect(page.locator('#log li[data-kind="tool.returned"]')).to_contain_text("searchFlights")
         listed = page.locator('#tools li[data-tool="listFlights"]')  # the results view added tools
-        expect(listed.locator(".badge.ro")).to_have_text("read-only", timeout=TIMEOUT)
+        expect(listed.locator(".badge.risk-low")).to_have_text("read-only", timeout=TIMEOUT)
 
         called = poll(
             lambda: [
@@ -270,7 +273,7 @@ def test_sidecar_chat_runs_a_tool_using_turn(chromium: Chromium, server: Any) ->
 def test_sidecar_denial_and_retry(chromium: Chromium, server: Any) -> None:
     tab = chromium.browser.open(server.url("flights/"))
     script = [fail(429), call("searchFlights", **DEMO_SEARCH), say("OK, I will not search.")]
-    with ScriptedServer(script) as model:
+    with ScriptedServer(script, quirks="deepseek") as model:  # an unknown host: tool_choice is sent, refused once
         chromium.configure_chat(model.base_url, "scripted", "")
         page = chromium.panel(tab)
         page.fill("#chat-input", "search")
@@ -281,8 +284,10 @@ def test_sidecar_denial_and_retry(chromium: Chromium, server: Any) -> None:
             "OK, I will not search.", timeout=TIMEOUT
         )
         expect(card).to_have_class("card resolved denied")
-        assert len(model.requests) == 3  # the 429 was retried
-        assert tool_messages(model.requests[2]) == [
+        assert len(model.requests) == 4  # the 400 for tool_choice and the 429 were retried
+        assert model.refusals == ["tool_choice is not supported"]
+        assert not any("tool_choice" in r for r in model.requests[1:])
+        assert tool_messages(model.requests[-1]) == [
             f'<tool_result tool="searchFlights" status="error">\n{DENIED}\n</tool_result>'
         ]
     assert "listFlights" not in tab.tools  # the search never ran
@@ -325,6 +330,171 @@ def test_sidecar_turn_can_be_stopped(chromium: Chromium, server: Any) -> None:
         expect(card).to_have_class("card resolved denied")
         expect(card).to_contain_text("Expired")
         expect(page.locator("#chat-send")).to_be_visible()
-        expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_contain_text("stopped: stopped")
+        expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_contain_text("stopped: cancelled")
         expect(page.locator('#log li[data-kind="tool.called"]')).to_have_count(0)
         assert len(model.requests) == 1
+
+
+def framed(tool: str, text: str, status: str = "error") -> str:
+    return f'<tool_result tool="{tool}" status="{status}">\n{text}\n</tool_result>'
+
+
+def chat(page: Any, text: str) -> None:
+    page.fill("#chat-input", text)
+    page.click("#chat-send")
+
+
+def turns_done(page: Any, n: int) -> None:
+    """Wait until the chat finished its ``n``-th turn."""
+    expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_have_count(n, timeout=TIMEOUT)
+    expect(page.locator("#chat-send")).to_be_visible()
+
+
+def test_sidecar_every_stop_then_the_next_turn(chromium: Chromium, server: Any) -> None:
+    """One conversation in the side panel's chat through every way a turn stops — Stop, a model failure, the
+    time limit, a denial, the call limit — each followed by a turn the strict scripted server accepts."""
+    browser = chromium.browser
+    tab = browser.open(server.url("t/risk.html"))
+    script = [
+        calls(("sendPayment", {"amount": 5}), ("readNote", {})),  # 1: stopped while the card waits
+        call("setNote", text="a"),  # 2: approved, runs; then the model fails
+        fail(400, "scripted refusal"),
+        call("setNote", text="b"),  # 3: nobody answers before the time limit
+        calls(("setNote", {"text": "c"}), ("readNote", {})),  # 4: denied
+        say("I will not change it."),
+        *[call("readNote")] * 11,  # 5: the call limit
+        say("Enough."),
+        say("Bye."),  # 6
+    ]
+    with ScriptedServer(script) as model:
+        chromium.configure_chat(model.base_url, "scripted", "")
+        page = chromium.panel(tab, clock=True)
+        waiting = page.locator('#confirmations .card[data-origin="chat"]:not(.resolved)')
+
+        chat(page, "Pay 5 and read the note.")
+        expect(waiting).to_contain_text("sendPayment", timeout=TIMEOUT)
+        expect(waiting).to_have_attribute("data-risk", "high")
+        page.click("#chat-stop")
+        turns_done(page, 1)
+        expect(page.locator("#chat-transcript .message.notice").last).to_have_text("Stopped.")
+
+        chat(page, "Set the note to a.")
+        waiting.locator("button.approve").click(timeout=TIMEOUT)
+        turns_done(page, 2)
+        expect(page.locator("#chat-transcript .message.error").last).to_contain_text("scripted refusal")
+
+        chat(page, "Set the note to b.")
+        expect(waiting).to_contain_text("setNote", timeout=TIMEOUT)
+        page.clock.fast_forward(61_000)
+        turns_done(page, 3)
+        expect(page.locator("#chat-transcript .message.notice").last).to_have_text(
+            "Stopped after 60 s, before an answer."
+        )
+
+        chat(page, "Set the note to c and read it.")
+        waiting.locator("button.deny").click(timeout=TIMEOUT)
+        turns_done(page, 4)
+
+        chat(page, "Read the note again and again.")
+        turns_done(page, 5)
+
+        chat(page, "Bye?")
+        turns_done(page, 6)
+        expect(page.locator("#chat-transcript .message.assistant").last).to_have_text("Bye.")
+        assert model.refusals == [] and len(model.requests) == len(script)
+        last = model.requests[-1]
+
+    stopped = "Not run: it was waiting for the user's confirmation when the user stopped the turn."
+    timed_out = "Not run: it was waiting for the user's confirmation when the turn reached its time limit of 60 s."
+    results = tool_messages(last)
+    assert results[:6] == [
+        framed("sendPayment", stopped),
+        framed("readNote", "Not run: the user stopped the turn before it started."),
+        framed("setNote", '{"note":"a"}', "ok"),
+        framed("setNote", timed_out),
+        framed("setNote", DENIED),
+        framed(
+            "readNote",
+            "Not run: the user denied setNote just before, in the same reply. Ask the user what to do instead.",
+        ),
+    ]
+    assert all(r == framed("readNote", '{"note":"a"}', "ok") for r in results[6:16])
+    assert results[16].startswith('<tool_result tool="readNote" status="error">\nRefused: the limit of 10 tool calls')
+    notes = [m["content"] for m in last["messages"] if m["role"] == "user" and m["content"].startswith("[")]
+    assert notes == [
+        "[The user stopped the previous turn before an answer.]",
+        "[The previous turn failed before an answer: The model endpoint answered 400: scripted refusal]",
+        "[The previous turn was stopped after 60 s (its time limit), before an answer.]",
+    ]
+    assert tab.call("readNote").value == {"note": "a"}  # only the approved call ran
+
+    def panel_events(kind: str) -> list[Any]:
+        return [e for e in browser.events.events if e.kind == kind and e.data.get("origin") == "sidepanel"]
+
+    finished = poll(lambda: len(panel_events("agent.turn.finished")) == 6 and panel_events("agent.turn.finished"))
+    assert [e.data["stopped"] for e in finished] == ["cancelled", "error", "turn_timeout", None, "max_tool_calls", None]
+    usages = [e.data["usage"] for e in panel_events("model.response")]
+    assert usages == model.usages and all(u["total_tokens"] > 0 for u in usages)  # usage reported per request
+    first_turn = finished[0].data["usage"]
+    assert first_turn == model.usages[0]  # and per turn
+    assert all(r["stream_options"] == {"include_usage": True} for r in model.requests)
+
+
+def test_sidecar_risk_levels_and_policies(chromium: Chromium, server: Any) -> None:
+    browser = chromium.browser
+    tab = browser.open(server.url("t/risk.html"))
+    script = [
+        calls(("setNote", {"text": "x"}), ("sendPayment", {"amount": 5})),
+        say("Paid."),
+        call("readNote"),
+        say("Read."),
+    ]
+    with ScriptedServer(script) as model:
+        chromium.configure_chat(model.base_url, "scripted", "")
+        page = chromium.panel(tab)
+        for name, text in [
+            ("readNote", "read-only"),
+            ("setNote", "medium risk"),
+            ("sendPayment", "high risk"),
+            ("publishNote", "high risk"),
+        ]:
+            expect(page.locator(f'#tools li[data-tool="{name}"] .badge.risk')).to_have_text(text, timeout=TIMEOUT)
+        expect(page.locator("#chat-confirm")).to_have_value("medium")
+
+        page.select_option("#chat-confirm", "never")  # high risk still asks
+        chat(page, "Change the note and pay 5.")
+        card = page.locator('#confirmations .card[data-origin="chat"]')
+        expect(card).to_contain_text("sendPayment", timeout=TIMEOUT)
+        expect(card).to_have_attribute("data-risk", "high")
+        expect(card.locator(".badge.risk")).to_have_text("high risk")
+        expect(card).to_have_count(1)  # setNote (medium) ran without asking
+        card.locator("button.approve").click()
+        turns_done(page, 1)
+        assert tab.call("readNote").value == {"note": "x"}
+
+        page.select_option("#chat-confirm", "always")
+        chat(page, "Read the note.")
+        asked = page.locator('#confirmations .card[data-origin="chat"]:not(.resolved)')
+        expect(asked).to_contain_text("readNote", timeout=TIMEOUT)
+        expect(asked).to_have_attribute("data-risk", "low")
+        asked.locator("button.approve").click()
+        turns_done(page, 2)
+        assert model.refusals == []
+
+        again = chromium.panel(tab)  # the choice is kept
+        expect(again.locator("#chat-confirm")).to_have_value("always")
+
+    requested = poll(
+        lambda: [e.data for e in browser.events.events if e.kind == "confirmation.requested" and e.data.get("origin")]
+    )
+    assert [(d["tool"], d["risk"]) for d in requested] == [("sendPayment", "high"), ("readNote", "low")]
+
+    with ScriptedServer([call("publishNote"), say("Published.")]) as model:  # a notebook agent's card
+        agent = wm.Agent(tab, base_url=model.base_url, api_key="x", model="m", confirm="never", evidence="off")
+        run = agent.start("publish")
+        notebook = page.locator('#confirmations .card[data-origin="notebook"]')
+        expect(notebook).to_have_attribute("data-risk", "high", timeout=TIMEOUT)
+        expect(notebook.locator(".badge.risk")).to_have_text("high risk")
+        notebook.locator("button.approve").click()
+        assert run.result(timeout=30).answer == "Published."
+    assert not page.errors

@@ -32,7 +32,10 @@ LEGITIMATE = [
     {"kind": "tool.failed", "duration_ms": 3, "data": {"tool": "boom", "code": "TOOL_ERROR", "message": "kaboom 42"}},
     {"kind": "tool.denied", "data": {"tool": "searchFlights", "arguments": {}}},
     {"kind": "confirmation.answer", "data": {"id": "a1b2c3", "approved": True}},
-    {"kind": "confirmation.requested", "data": {"id": "sc-1", "tool": "t", "arguments": {}, "read_only": False}},
+    {
+        "kind": "confirmation.requested",
+        "data": {"id": "sc-1", "tool": "t", "arguments": {}, "read_only": False, "risk": "high"},
+    },
     {
         "kind": "confirmation.answered",
         "data": {"id": "sc-1", "tool": "t", "arguments": {}, "approved": False, "by": "sidepanel"},
@@ -40,12 +43,16 @@ LEGITIMATE = [
     {"kind": "chat.message", "data": {"role": "user", "text": "Find flights", "model": "scripted"}},
     {
         "kind": "model.response",
-        "data": {"content": None, "tool_calls": [{"id": "c1", "name": "searchFlights", "arguments": {"a": 1}}]},
+        "data": {
+            "content": None,
+            "tool_calls": [{"id": "c1", "name": "searchFlights", "arguments": {"a": 1}}],
+            "usage": {"prompt_tokens": 120, "completion_tokens": 9, "total_tokens": 129},
+        },
     },
     {"kind": "agent.limit", "data": {"limit": "max_tool_calls", "tool": "listFlights"}},
     {"kind": "agent.limit", "data": {"limit": "turn_timeout", "seconds": 60}},
     {"kind": "agent.error", "data": {"error": "ModelError", "message": "The model endpoint answered 500"}},
-    {"kind": "agent.turn.finished", "data": {"answer": None, "stopped": "stopped", "steps": 0}},
+    {"kind": "agent.turn.finished", "data": {"answer": None, "stopped": "cancelled", "steps": 0, "usage": None}},
 ]
 
 FORGED = [
@@ -63,6 +70,8 @@ FORGED = [
     {"kind": "chat.message", "data": {"role": "user", "text": "x" * 200_001}},
     {"kind": "tool.called", "data": {"tool": "t", "arguments": {"blob": "x" * 1_000_001}}},
     {"kind": "model.response", "data": {"tool_calls": [{"name": "t"}] * 101}},
+    {"kind": "model.response", "data": {"usage": {"prompt_tokens": -1}}},
+    {"kind": "confirmation.requested", "data": {"id": "x", "tool": "t", "risk": "none at all"}},
     {"kind": "tool.called", "data": "not an object"},
     "not an event",
     None,

@@ -56,6 +56,7 @@ OUR_TAGS = [
 PANEL_TAGS = [
     "html", "head", "meta", "title", "link", "body", "header", "div", "span", "button", "section", "details",
     "summary", "h2", "ul", "ol", "li", "p", "strong", "pre", "label", "textarea", "input", "time", "script",
+    "select", "option",
 ]  # fmt: skip
 
 CHECK_DOM = """(allowed) => {

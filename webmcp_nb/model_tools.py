@@ -1,5 +1,7 @@
 """Page tools as a model sees them: OpenAI function specs with schemas providers accept (meta keys dropped,
-local ``$ref`` resolved, an object root) and names providers accept (mapped, and mapped back)."""
+local ``$ref`` resolved, an object root), names providers accept (mapped, and mapped back), and a description
+that ends with the tool's risk. The rules are in :mod:`webmcp_nb.agent_rules`; the side panel's chat applies them
+alike (``extension/agent-core.js``, ``tests/vectors/agent_rules.json``)."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .agent_rules import LIMITS, NAMES, RISK, SCHEMA
 from .tools import Tool
 
-__all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name"]
+__all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "description_for_model", "specs_text"]
 
-META_KEYS = frozenset({"$schema", "$id", "$comment", "$defs", "definitions", "$anchor", "$dynamicAnchor"})
-MAX_REF_DEPTH = 8
-WRAPPED = "input"
+META_KEYS = frozenset(SCHEMA["meta_keys"])
+MAX_REF_DEPTH: int = SCHEMA["max_ref_depth"]
+WRAPPED: str = SCHEMA["wrapped"]
+_NOT_ALLOWED = re.compile(NAMES["not_allowed"])
 
 
 @dataclass(frozen=True)
@@ -35,11 +39,12 @@ class ToolSpec:
 
 def model_name(name: str, taken: set[str]) -> str:
     """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``."""
-    base = re.sub(r"[^a-zA-Z0-9_-]", "_", name)[:64] or "tool"
+    limit = NAMES["max_length"]
+    base = _NOT_ALLOWED.sub(NAMES["replacement"], name)[:limit] or NAMES["fallback"]
     candidate, n = base, 2
     while candidate in taken:
         suffix = f"_{n}"
-        candidate, n = base[: 64 - len(suffix)] + suffix, n + 1
+        candidate, n = base[: limit - len(suffix)] + suffix, n + 1
     return candidate
 
 
@@ -70,7 +75,7 @@ def _resolve(node: Any, root: dict[str, Any], depth: int) -> Any:
         merged = {k: v for k, v in node.items() if k != "$ref"}
         if isinstance(target, dict):
             merged = {**target, **merged}
-        return _resolve(merged, root, depth + 1) if target is not None else {k: v for k, v in merged.items()}
+        return _resolve(merged, root, depth + 1)
     return {k: _resolve(v, root, depth) for k, v in node.items() if k not in META_KEYS}
 
 
@@ -78,7 +83,7 @@ def _lookup(root: dict[str, Any], ref: str) -> Any:
     if not ref.startswith("#"):
         return None  # remote references are not fetched
     node: Any = root
-    for part in ref.lstrip("#").strip("/").split("/"):
+    for part in ref[1:].split("/"):
         if not part:
             continue
         part = part.replace("~1", "/").replace("~0", "~")
@@ -88,21 +93,23 @@ def _lookup(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
+def description_for_model(description: str | None, title: str | None, name: str, risk: str, untrusted: bool) -> str:
+    """The tool's description, ending with its risk (and a mark when its results are untrusted), cut for
+    providers' limits."""
+    notes = [RISK["notes"][risk]] + ([RISK["untrusted_note"]] if untrusted else [])
+    text = f"{(description or title or name).strip()} ({', '.join(notes)})"
+    return text[: LIMITS["max_description_chars"]]
+
+
 def tool_specs(tools: Iterable[Tool]) -> dict[str, ToolSpec]:
     """Function specs for ``tools``, by the name the model will use."""
     specs: dict[str, ToolSpec] = {}
     for tool in tools:
         name = model_name(tool.name, set(specs))
         parameters, wrapped = normalize_schema(tool.info.input_schema)
-        notes = []
-        if tool.read_only:
-            notes.append("read-only")
-        if tool.annotations.get("untrustedContentHint"):
-            notes.append("returns untrusted content")
-        description = (tool.description or tool.title or tool.name).strip()
-        if notes:
-            description += f" ({', '.join(notes)})"
-        function = {"name": name, "description": description[:1024], "parameters": parameters}
+        untrusted = tool.annotations.get("untrustedContentHint") is True
+        description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)
+        function = {"name": name, "description": description, "parameters": parameters}
         specs[name] = ToolSpec(name, tool, function, wrapped)
     return specs
 

@@ -388,6 +388,7 @@ class ConfirmationRequestedData(_PanelData):
     tool: PanelName
     arguments: PanelJson = None
     read_only: bool = False
+    risk: Literal["low", "medium", "high"] | None = None
 
 
 class ConfirmationAnsweredData(_PanelData):
@@ -416,11 +417,20 @@ class ModelToolCall(_PanelData):
     arguments: PanelJson = None
 
 
+class UsageData(_PanelData):
+    """Tokens a chat request (or turn) used, as the endpoint reported them."""
+
+    prompt_tokens: int = Field(default=0, ge=0)
+    completion_tokens: int = Field(default=0, ge=0)
+    total_tokens: int = Field(default=0, ge=0)
+
+
 class ModelResponseData(_PanelData):
     """The chat model's reply."""
 
     content: PanelText | None = None
     tool_calls: list[ModelToolCall] = Field(default_factory=list, max_length=100)
+    usage: UsageData | None = None
 
 
 class AgentLimitData(_PanelData):
@@ -444,6 +454,7 @@ class AgentTurnFinishedData(_PanelData):
     answer: PanelText | None = None
     stopped: PanelName | None = None
     steps: int = Field(default=0, ge=0)
+    usage: UsageData | None = None
     error: PanelText | None = None
 
 

@@ -1,4 +1,5 @@
-"""OpenAI-compatible providers: where they live, which key they read, and their quirks — in one place.
+"""OpenAI-compatible providers: where they live, which key they read, and their quirks — as data in
+:data:`webmcp_nb.agent_rules.PROVIDERS`, which the side panel's chat reads too.
 
 Every quirk the agent loop honours is a field of :class:`Provider`; the loop never tests a provider's name.
 """
@@ -9,6 +10,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from .agent_rules import PROVIDERS, provider_for_url, request_fields
 from .errors import InvalidArgumentsError
 
 __all__ = ["Provider", "PRESETS", "resolve_provider"]
@@ -34,6 +36,25 @@ class Provider:
     stream: bool = True
     extra_body: dict[str, Any] = field(default_factory=dict)
     """Provider-specific request fields (e.g. Qwen's ``enable_search``)."""
+    stream_usage: bool = True
+    """Ask for token usage in streamed replies (``stream_options: {include_usage: true}``)."""
+    hosts: tuple[str, ...] = ()
+    """Hosts that identify this provider from a base URL (``host``, or ``host:port``)."""
+
+    @property
+    def quirks(self) -> dict[str, Any]:
+        """The quirks as ``agent_rules`` spells them."""
+        return {
+            "tool_choice": self.tool_choice,
+            "parallel_tool_calls": self.parallel_tool_calls,
+            "send_reasoning": self.send_reasoning,
+            "extra_body": self.extra_body,
+            "stream_usage": self.stream_usage,
+        }
+
+    def request_fields(self, *, tools: bool) -> dict[str, Any]:
+        """The JSON fields a request carries besides ``model``, ``messages`` and ``tools``."""
+        return request_fields(self.quirks, tools=tools, stream=self.stream)
 
     def api_key(self, explicit: str | None = None) -> str:
         """The key: ``explicit``, else the environment variable; local servers accept any placeholder."""
@@ -49,50 +70,34 @@ class Provider:
         )
 
 
-PRESETS: dict[str, Provider] = {
-    p.name: p
-    for p in (
-        # DeepSeek: limited tool_choice support; deepseek-reasoner returns reasoning_content and rejects it
-        # when it comes back in the history.
-        Provider("deepseek", "https://api.deepseek.com/v1", "DEEPSEEK_API_KEY", "deepseek-chat", tool_choice=None),
-        # Qwen through DashScope's OpenAI-compatible mode: built-in search conflicts with tools.
-        Provider(
-            "qwen",
-            "https://dashscope.aliyuncs.com/compatible-mode/v1",
-            "DASHSCOPE_API_KEY",
-            "qwen-plus",
-            parallel_tool_calls=False,
-            extra_body={"enable_search": False},
-        ),
-        # GLM (Zhipu): may return tool-call arguments as an object; wants them back as a string.
-        Provider("glm", "https://open.bigmodel.cn/api/paas/v4", "ZHIPUAI_API_KEY", "glm-4-plus"),
-        # Moonshot (Kimi): parallel tool calls are unreliable, so they are turned off; reasoning models
-        # need their reasoning_content back in the history.
-        Provider(
-            "moonshot",
-            "https://api.moonshot.cn/v1",
-            "MOONSHOT_API_KEY",
-            "kimi-k2-0905-preview",
-            parallel_tool_calls=False,
-            send_reasoning=True,
-        ),
-        Provider("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "gpt-4o-mini"),
-        # Local servers: tool-call ids are sometimes missing (the loop makes them up).
-        Provider("ollama", "http://127.0.0.1:11434/v1", None, "llama3.1"),
-        Provider("vllm", "http://127.0.0.1:8000/v1", None, "default"),
-        Provider("any", "", None, ""),
+def _from_rules(name: str, preset: dict[str, Any]) -> Provider:
+    quirks = preset["quirks"]
+    return Provider(
+        name,
+        preset["base_url"],
+        preset["api_key_env"],
+        preset["default_model"],
+        parallel_tool_calls=quirks["parallel_tool_calls"],
+        tool_choice=quirks["tool_choice"],
+        send_reasoning=quirks["send_reasoning"],
+        extra_body=dict(quirks["extra_body"]),
+        stream_usage=quirks["stream_usage"],
+        hosts=tuple(preset["hosts"]),
     )
-}
+
+
+PRESETS: dict[str, Provider] = {name: _from_rules(name, preset) for name, preset in PROVIDERS.items()}
 
 
 def resolve_provider(
     provider: str | Provider | None, base_url: str | None, *, prompt_mode: bool | None = None
 ) -> Provider:
-    """The preset named ``provider`` (default ``any``), with ``base_url`` overriding its address."""
+    """The preset named ``provider``; without one, the preset ``base_url``'s host belongs to (``any`` when it
+    is none of theirs), or ``openai`` when neither is given. ``base_url`` overrides the preset's address."""
     if isinstance(provider, Provider):
         chosen = provider
     else:
-        name = provider or ("any" if base_url else "openai")
+        name = provider or (provider_for_url(base_url) if base_url else "openai")
         if name not in PRESETS:
             raise InvalidArgumentsError(f"unknown provider {name!r}; presets: {', '.join(PRESETS)}", field="provider")
         chosen = PRESETS[name]

@@ -197,6 +197,7 @@ async def areplay_agent(
     """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
     calls run on ``tab``, and every result is compared with the recording."""
     from .agent import Agent
+    from .agent_rules import resolve_policy
     from .testing import Reply, ScriptedServer
 
     replies = [
@@ -224,14 +225,16 @@ async def areplay_agent(
     unsubscribe = tab.browser.events.subscribe(listen)
     server = ScriptedServer(replies)
     try:
-        policy = next((e.data.get("confirm") for e in session.filter("agent.turn.started")), "never")
+        started = next(iter(session.filter("agent.turn.started")), None)
+        policy = resolve_policy((started.data.get("confirm") if started else None) or "never")  # old names too
         agent = Agent(
             tab,
             provider="any",
             base_url=server.base_url,
             api_key="replay",
             model="replay",
-            confirm=policy or "never",
+            confirm=policy,
+            allow_high_risk=bool(started and started.data.get("allow_high_risk")),
             on_confirm=lambda request: next(decisions, True),
             session=replay,
             max_tool_calls=10_000,

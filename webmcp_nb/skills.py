@@ -4,7 +4,7 @@ On disk a skill is a folder::
 
     skills/<name>/SKILL.md   front matter: name, description, version, match (URL patterns), priority, config;
                              the body: instructions for the agent while the skill is active
-    skills/<name>/tools.js   defineTool({name, description, inputSchema, annotations}, handler) calls and an
+    skills/<name>/tools.js   defineTool({name, description, inputSchema, annotations, risk}, handler) calls and an
                              optional healthCheck(fn); `config` holds the front matter's config
 
 tools.js runs in the page's DOM through the extension (Chrome's user-script world: the page's CSP does not
@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from ._loop import blocking, on_loop
+from .agent_rules import Risk
 from .display import table
 from .errors import InvalidArgumentsError, SkillHealthError
 from .protocol import InstalledSkill, Method
@@ -194,10 +195,12 @@ class Skill:
         annotations: Mapping[str, Any] | None = None,
         title: str | None = None,
         read_only: bool | None = None,
+        risk: Risk | None = None,
     ) -> Skill:
         """Add (or replace) a tool whose ``handler`` is JavaScript: ``"async ({query}) => {...}"``.
 
         The handler runs in the page with the tool's input and returns a JSON-able value (or throws).
+        ``risk="high"`` marks a tool that submits, sends, pays, deletes or publishes: agents always ask first.
         """
         meta: dict[str, Any] = {"name": name, "description": description}
         if title:
@@ -208,6 +211,8 @@ class Skill:
             notes["readOnlyHint"] = read_only
         if notes:
             meta["annotations"] = notes
+        if risk is not None:
+            meta["risk"] = risk
         return self.define(name, f"defineTool({json.dumps(meta, indent=2)}, {handler.strip()});")
 
     def health_check(self, function: str) -> Skill:

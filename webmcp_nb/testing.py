@@ -8,7 +8,10 @@ as one JSON body, whichever the request asks for::
     with ScriptedServer([call("listFlights"), say("The cheapest is BA117.")], quirks="deepseek") as model:
         agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted")
 
-Requests the endpoint would refuse (a quirk the client did not honour) get the provider's 400 answer.
+Requests the endpoint would refuse get the provider's 400 answer: a quirk the client did not honour, and — as
+every real provider does — a ``tool_call`` in the history without a tool message answering it right after, or a
+tool message that answers no call. Replies report token usage (counted roughly: four characters a token), in
+the body or, when a streamed request asks for it (``stream_options``), in a last chunk; ``usages`` keeps each.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class Quirks:
     """Fields the request must carry with these values (Qwen's ``enable_search: false`` with tools)."""
     no_function_calling: bool = False
     """400 when ``tools`` is sent; tool calls are written in the text as ``<tool_call>{...}</tool_call>``."""
+    reject_stream_options: bool = False
+    """400 when ``stream_options`` is sent (endpoints that cannot report usage while streaming)."""
 
 
 QUIRKS: dict[str, Quirks] = {
@@ -108,6 +113,10 @@ class ScriptedServer:
     def __init__(self, script: Script, *, quirks: str | Quirks = "openai", port: int = 0) -> None:
         self.quirks = QUIRKS[quirks] if isinstance(quirks, str) else quirks
         self.requests: list[dict[str, Any]] = []
+        self.usages: list[dict[str, int]] = []
+        """The usage reported with each reply, in order."""
+        self.refusals: list[str] = []
+        """Why each request answered with a 400 was refused, in order."""
         self._script = script
         self._next = 0
         self._lock = threading.Lock()
@@ -143,6 +152,11 @@ class ScriptedServer:
 
     def refusal(self, body: dict[str, Any]) -> str | None:
         q = self.quirks
+        unanswered = _unanswered_tool_calls(body.get("messages", []))
+        if unanswered:
+            return unanswered
+        if q.reject_stream_options and "stream_options" in body:
+            return "stream_options is not supported"
         if "tools" in body:
             if q.no_function_calling:
                 return "this model does not support tools"
@@ -192,6 +206,15 @@ class ScriptedServer:
         if q.reasoning_content:
             message["reasoning_content"] = reply.reasoning or "Let me think about which tool to use."
         return message
+
+    def usage(self, body: dict[str, Any], message: dict[str, Any]) -> dict[str, int]:
+        """Token counts for one reply (four characters a token), recorded in ``usages``."""
+        prompt = max(1, len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4)
+        completion = max(1, len(json.dumps(message, ensure_ascii=False)) // 4)
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+        with self._lock:
+            self.usages.append(usage)
+        return usage
 
     def chunks(self, message: dict[str, Any], model: str) -> Iterator[dict[str, Any]]:
         """The message as streaming deltas: reasoning, content in pieces, then each tool call in pieces."""
@@ -260,7 +283,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         server = self.server_ref
         refusal = server.refusal(body)
         if refusal:
-            server.requests.append(body)
+            with server._lock:
+                server.requests.append(body)
+                server.refusals.append(refusal)
             self._json(400, {"error": {"message": refusal, "type": "invalid_request_error", "code": "invalid_request"}})
             return
         reply = server.next_reply(body)
@@ -271,6 +296,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(reply.status, {"error": {"message": reply.error, "type": "scripted_error"}}, headers)
             return
         message = server.message(reply)
+        usage = server.usage(body, message)
         model = body.get("model", "scripted")
         if body.get("stream"):
             self.send_response(200)
@@ -278,7 +304,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
-            for chunk in server.chunks(message, model):
+            chunks = list(server.chunks(message, model))
+            if (body.get("stream_options") or {}).get("include_usage"):
+                last = chunks[-1]
+                chunks.append({**{k: v for k, v in last.items() if k != "choices"}, "choices": [], "usage": usage})
+            for chunk in chunks:
                 self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                 self.wfile.flush()
             self.wfile.write(b"data: [DONE]\n\n")
@@ -294,6 +324,31 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 "created": int(time.time()),
                 "model": model,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "usage": usage,
             },
         )
+
+
+def _unanswered_tool_calls(messages: list[dict[str, Any]]) -> str | None:
+    """What OpenAI answers (400) when an assistant's ``tool_calls`` are not each answered by the tool messages
+    right after it, or when a tool message answers no such call; ``None`` when the history is sound."""
+    expected: set[str] = set()
+    for message in [*messages, {"role": "end"}]:
+        if message.get("role") == "tool":
+            call_id = message.get("tool_call_id")
+            if call_id not in expected:
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a preceding message with "
+                    f"'tool_calls' (tool_call_id {call_id!r})."
+                )
+            expected.discard(call_id)
+            continue
+        if expected:
+            missing = ", ".join(sorted(expected))
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+                f"'tool_call_id'. The following tool_call_ids did not have response messages: {missing}"
+            )
+        if message.get("role") == "assistant":
+            expected = {c.get("id") for c in message.get("tool_calls") or []}
+    return None

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .agent_rules import Risk, risk_of
 from .display import Markup, clip, escape, pre_json, pretty_json, table
 from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
 from .schema import signature_from_schema
@@ -16,12 +17,17 @@ from .schema import signature_from_schema
 if TYPE_CHECKING:
     from .tab import Tab
 
-__all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning"]
+__all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning", "risk_label"]
 
 
 class ToolsOmittedWarning(UserWarning):
     """A page has more tools than the mirror keeps of a frame (see docs/security.md); the rest are still callable
     by name."""
+
+
+def risk_label(risk: str) -> str:
+    """A risk as views show it: ``read-only``, ``medium risk`` or ``high risk``."""
+    return "read-only" if risk == "low" else f"{risk} risk"
 
 
 @dataclass(frozen=True)
@@ -85,7 +91,18 @@ class Tool:
     @property
     def read_only(self) -> bool:
         """True when the page marked the tool ``readOnlyHint``: calling it changes nothing."""
-        return bool(self.info.annotations.get("readOnlyHint"))
+        return self.info.annotations.get("readOnlyHint") is True
+
+    @property
+    def risk(self) -> Risk:
+        """``low`` (read-only), ``medium`` (changes the page; the default) or ``high`` (``destructiveHint`` or
+        ``consequentialHint``, or declared ``risk: "high"``): what agents' confirmation policies go by."""
+        return risk_of(self.info.annotations)
+
+    @property
+    def risk_label(self) -> str:
+        """The risk as views show it: ``read-only``, ``medium risk`` or ``high risk``."""
+        return risk_label(self.risk)
 
     def __call__(self, **kwargs: Any) -> ToolResult:
         return self._tab.call(self.name, kwargs, frame=self.frame_id)
@@ -105,15 +122,10 @@ class Tool:
         return "\n".join(lines).strip()
 
     def __repr__(self) -> str:
-        ro = ", read-only" if self.read_only else ""
-        return f"<Tool {self.name}{self.__signature__} [{self.source}{ro}]>"
+        return f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}]>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        marks = (
-            [self.source]
-            + (["read-only"] if self.read_only else [])
-            + ([f"frame {self.frame_id}"] if self.frame_id else [])
-        )
+        marks = [self.source, self.risk_label] + ([f"frame {self.frame_id}"] if self.frame_id else [])
         body = (
             f"<div><b>{escape(self.name)}</b> <i>({escape(', '.join(marks))})</i>"
             f"<div>{escape(self.description)}</div>"
@@ -225,7 +237,7 @@ class ToolMap(Mapping[str, Tool]):
             [
                 Markup(f"<code>{escape(t.name)}</code>"),
                 t.source,
-                "yes" if t.read_only else "",
+                t.risk_label,
                 t.frame_id or "",
                 clip(t.description, 160),
             ]
@@ -237,8 +249,7 @@ class ToolMap(Mapping[str, Tool]):
         more = self._omitted_text()
         caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
         lines = [caption] + [
-            f"  {t.name:<24} {t.source:<9} {'read-only' if t.read_only else '':<9} {clip(t.description, 70)}"
-            for t in tools.values()
+            f"  {t.name:<24} {t.source:<9} {t.risk_label:<11} {clip(t.description, 70)}" for t in tools.values()
         ]
-        html_table = table(["name", "source", "read-only", "frame", "description"], self._rows(), caption)
+        html_table = table(["name", "source", "risk", "frame", "description"], self._rows(), caption)
         return {"text/plain": "\n".join(lines), "text/html": html_table}

@@ -1068,6 +1068,7 @@ defineTool({
     + 'the page\'s validation refused.',
   inputSchema: { type: 'object', properties: { target: TARGET_SCHEMA }, required: ['target'], additionalProperties: false },
   annotations: { readOnlyHint: false },
+  risk: 'high', // a submitted form may send, pay or publish: agents always ask first
 }, async ({ target }, { signal }) => {
   const { el } = resolveTarget(target);
   const form = formOf(el);

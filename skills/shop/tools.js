@@ -202,6 +202,7 @@ defineTool({
   description: 'Empty the cart with the page\'s "Clear cart" button. Returns the (empty) cart.',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   annotations: { readOnlyHint: false },
+  risk: 'high', // it deletes what the user chose: agents always ask first
 }, async () => {
   const button = $('#clear-cart');
   if (button.disabled) return { cleared: false, note: 'The cart was already empty.', cart: cartState() };

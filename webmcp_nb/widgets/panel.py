@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from .. import _loop
+from ..agent_rules import CONFIRM
 from ..display import clip, escape, visible
 from ..events import Event
 from ..providers import PRESETS
+from ..tools import risk_label
 from .form import SchemaForm
 
 if TYPE_CHECKING:
@@ -28,6 +30,20 @@ __all__ = ["Panel", "panel"]
 
 FULL = W.Layout(width="100%")
 LOG_LINES = 200
+RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
+POLICY_LABELS = {
+    "high": "high-risk tools",
+    "medium": "medium- and high-risk tools",
+    "always": "every tool",
+    "never": "none (high risk still asks)",
+}
+"""What the chat's "ask before" choices say (high risk asks unless an agent is made with allow_high_risk=True)."""
+
+
+def _risk_html(risk: str | None) -> str:
+    if risk not in RISK_COLORS:
+        return ""
+    return f'<span style="color:{RISK_COLORS[risk]};font-weight:600">[{risk_label(risk)}]</span>'
 
 
 def _submit(coro: Any, done: Callable[[Any, BaseException | None], None]) -> None:
@@ -90,7 +106,7 @@ class ToolsInspector(W.VBox):
     def refresh(self) -> None:
         tab = self.owner.tab
         tools = list(tab.tools.values()) if tab else []
-        options = [(visible(f"{t.name}  [{t.source}{', read-only' if t.read_only else ''}]"), t.name) for t in tools]
+        options = [(visible(f"{t.name}  [{t.source}, {t.risk_label}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
             target = self._wanted if self._wanted in [o[1] for o in options] else None
             self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
@@ -121,8 +137,8 @@ class ToolsInspector(W.VBox):
             return
         schema = json.dumps(tool.input_schema, indent=1)
         self.details.value = (
-            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}"
-            f"{' · read-only' if tool.read_only else ''}</i><div>{escape(tool.description)}</div>"
+            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}"
+            f"<div>{escape(tool.description)}</div>"
             f"<details><summary>input schema</summary><pre>{escape(clip(schema, 8000))}</pre></details>"
         )
         if self._form_tool != (tool.name, json.dumps(tool.input_schema, sort_keys=True)):
@@ -167,13 +183,19 @@ class Chat(W.VBox):
         self.provider = W.Dropdown(options=list(PRESETS), value="openai", description="provider")
         self.model = W.Text(placeholder="default of the preset", description="model")
         self.base_url = W.Text(placeholder="preset's URL", description="base URL")
+        self.confirm = W.Dropdown(
+            options=[(POLICY_LABELS[p], p) for p in CONFIRM["policies"]],
+            value=agent.confirm if agent is not None else CONFIRM["default"],
+            description="ask before",
+        )
+        self.confirm.observe(self._on_policy, names="value")
         self.transcript = W.HTML(layout=W.Layout(width="100%", max_height="24em", overflow="auto"))
         self.input = W.Text(placeholder="Ask the agent to do something on this page", layout=W.Layout(width="80%"))
         self.send_button = W.Button(description="Send", button_style="primary")
         self.send_button.on_click(lambda _: self.send())
         self._lines: list[str] = []
         self._streaming = ""
-        settings = W.HBox([self.provider, self.model, self.base_url])
+        settings = W.VBox([W.HBox([self.provider, self.model, self.base_url]), self.confirm])
         super().__init__([settings, self.transcript, W.HBox([self.input, self.send_button])], layout=FULL)
 
     def _agent(self) -> Agent:
@@ -185,8 +207,13 @@ class Chat(W.VBox):
                 provider=self.provider.value,
                 model=self.model.value or None,
                 base_url=self.base_url.value or None,
+                confirm=self.confirm.value,
             )
         return self.agent
+
+    def _on_policy(self, change: dict[str, Any]) -> None:
+        if self.agent is not None:
+            self.agent.confirm = change["new"]
 
     def send(self, text: str | None = None) -> AgentRun | None:
         """Send ``text`` (default: the input box) to the agent; returns the running turn's handle."""
@@ -289,9 +316,10 @@ class ConfirmationCard(W.HBox):
     def __init__(self, owner: Panel, event: Event) -> None:
         self.owner = owner
         self.id = event.data["id"]
+        self.risk = event.data.get("risk")
         self.text = W.HTML(
             f"Allow <b>{escape(str(event.data.get('tool')))}</b>"
-            f"({escape(clip(json.dumps(event.data.get('arguments')), 200))})?"
+            f"({escape(clip(json.dumps(event.data.get('arguments')), 200))})? {_risk_html(self.risk)}"
         )
         self.approve = W.Button(description="Approve", button_style="success")
         self.deny = W.Button(description="Deny", button_style="danger")
