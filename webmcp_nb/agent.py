@@ -246,7 +246,7 @@ class Agent:
         self.skills = skills
         self.system_prompt = system_prompt or DEFAULT_SYSTEM_PROMPT
         self.max_result_chars = max_result_chars
-        self.events = events or tab._browser.events
+        self.events = events or tab.browser.events
         """Where the agent's events go: by default the browser's stream, which sessions record."""
         self.messages: list[dict[str, Any]] = []
         """The conversation so far, as sent to the model (the system message is rebuilt each turn)."""
@@ -259,7 +259,7 @@ class Agent:
         self._io = ModelIO(chosen, self.model, self._api_key, max_retries, self._emit, itertools.count(1))
         self._body: asyncio.Future[None] | None = None
         self._stopping = False
-        tab._browser._agents.add(self)
+        tab.browser._add_agent(self)
 
     @property
     def provider(self) -> Provider:
@@ -419,7 +419,7 @@ class Agent:
         if not self._record:
             return
         if self.session is None:
-            browser = self.tab._browser
+            browser = self.tab.browser
             self.session = browser.session or Session(
                 browser, evidence=self._evidence, model=self.model, provider=self.provider.name
             )
@@ -539,8 +539,9 @@ class Agent:
     def _active_skills(self) -> list[Skill]:
         if self.skills is not None:
             return list(self.skills)
-        known = self.tab._browser._skill_objects
-        return [known[s.name] for s in self.tab._info.skills if s.ok and s.name in known and known[s.name].instructions]
+        registry = self.tab.browser.skills
+        found = [registry.source(s.name) for s in self.tab.skills if s.ok]
+        return [skill for skill in found if skill is not None and skill.instructions]
 
     def _tool_message(self, call_id: str, content: str) -> dict[str, Any]:
         if self.provider.prompt_mode:

@@ -37,7 +37,7 @@ from .protocol import (
     parse_panel_event,
 )
 from .relay import Relay
-from .skills import Skill, SkillRegistry
+from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
 from .tools import Tool
 
@@ -69,7 +69,13 @@ class UserScriptsWarning(UserWarning):
 
 
 class Browser:
-    """A connected browser. Made by :func:`webmcp_nb.connect` or :func:`webmcp_nb.launch`."""
+    """A connected browser. Made by :func:`webmcp_nb.connect` or :func:`webmcp_nb.launch`.
+
+    The rest of the package uses only these methods, never its attributes: ``_request`` (a request to this
+    browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
+    ``_attach_session``/``_detach_session``/``_around_call`` (sessions and their evidence),
+    ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
+    ``_warn_if_skills_off`` (``launch()`` and ``connect()``)."""
 
     def __init__(
         self,
@@ -95,7 +101,7 @@ class Browser:
         self.available: dict[str, dict[str, Any]] = {}
         """Every browser connected to the relay, by id (a relay may serve several)."""
         self._exited = asyncio.Event()
-        self._skill_objects: dict[str, Skill] = {}  # skills installed from this process, for their instructions
+        self._skills = SkillRegistry(self)
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
         self._sessions: list[Session] = []  # those recording this browser now (their evidence hooks run on calls)
@@ -195,8 +201,7 @@ class Browser:
             return
         self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **event.data)
         if event.kind == "confirmation.answer":
-            for agent in list(self._agents):
-                agent.answer(event.data["id"], event.data["approved"], by="sidepanel")
+            self._answer_confirmation(event.data["id"], event.data["approved"], by="sidepanel")
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)
@@ -340,6 +345,15 @@ class Browser:
         if session in self._sessions:
             self._sessions.remove(session)
 
+    def _add_agent(self, agent: Agent) -> None:
+        """``agent`` runs on this browser's tabs: views may answer its confirmations."""
+        self._agents.add(agent)
+
+    def _answer_confirmation(self, request_id: str, approved: bool, *, by: str) -> None:
+        """A view's answer to a confirmation: the agent waiting for it takes it (the first answer wins)."""
+        for agent in list(self._agents):
+            agent.answer(request_id, approved, by=by)
+
     async def _around_call(self, phase: str, tab: Tab, tool: Tool) -> None:
         """Before and after each tool call: the recording sessions' evidence (screenshots)."""
         for session in list(self._sessions):
@@ -360,7 +374,7 @@ class Browser:
     @property
     def skills(self) -> SkillRegistry:
         """The installed skills: ``install``, ``enable``/``disable``, ``disable_tool``, ``uninstall``."""
-        return SkillRegistry(self)
+        return self._skills
 
     @property
     def tabs(self) -> list[Tab]:

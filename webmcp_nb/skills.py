@@ -107,7 +107,6 @@ class Skill:
         self.config: dict[str, Any] = dict(config or {})
         self.path: Path | None = None
         self._fragments = _split_fragments(tools_js)
-        self._browsers: weakref.WeakSet[Browser] = weakref.WeakSet()
         self._last_tab: Tab | None = None
 
     # ----- on disk -----
@@ -243,9 +242,9 @@ class Skill:
         """Send the current definition to every browser it is installed in and re-run it in every tab it
         lives in, without reloading the pages: old definitions are replaced, never duplicated."""
         results: list[InjectionResult] = []
-        for browser in list(self._browsers):
-            if browser.connected:
-                results += await browser.skills.ainstall(self)
+        for registry in list(_registries.values()):
+            if registry.source(self.name) is self and registry._browser.connected:
+                results += await registry.ainstall(self)
         return results
 
     reload = blocking(areload)
@@ -275,10 +274,20 @@ def _front_matter(text: str, where: Path) -> tuple[dict[str, Any], str]:
 
 
 class SkillRegistry(Mapping[str, InstalledSkill]):
-    """``browser.skills``: the skills installed in a browser, and the switches for them."""
+    """``browser.skills``: the skills installed in a browser, and the switches for them.
+
+    The one owner of what this process knows of them: the browser says which are installed (its ``info``), and
+    the registry keeps the :class:`Skill` each was installed from here (:meth:`source`), for its instructions and
+    for :meth:`Skill.reload`."""
 
     def __init__(self, browser: Browser) -> None:
         self._browser = browser
+        self._sources: dict[str, Skill] = {}
+        _registries[id(self)] = self
+
+    def source(self, name: str) -> Skill | None:
+        """The :class:`Skill` installed as ``name`` from this process (``None`` if another process installed it)."""
+        return self._sources.get(name)
 
     def _current(self) -> dict[str, InstalledSkill]:
         info = self._browser.info
@@ -302,8 +311,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
         if tab is not None:
             params["tabId"] = tab.id
         reply = await self._browser._request(Method.SKILL_INSTALL, params, 30.0)
-        skill._browsers.add(self._browser)
-        self._browser._skill_objects[skill.name] = skill
+        self._sources[skill.name] = skill
         results = [
             InjectionResult(r["tabId"], bool(r.get("ok")), r.get("reason"), tuple(r.get("tools") or []))
             for r in reply["results"]
@@ -370,6 +378,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
     async def auninstall(self, name: str) -> None:
         """Remove the skill: no more injection, its tools disappear from every tab."""
         await self._browser._request(Method.SKILL_UNINSTALL, {"name": name}, 10.0)
+        self._sources.pop(name, None)
 
     uninstall = blocking(auninstall)
 
@@ -383,6 +392,9 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
         ]
         html = table(["skill", "version", "enabled", "match", "disabled tools"], rows, "Installed skills")
         return {"text/plain": repr(self), "text/html": html}
+
+
+_registries: weakref.WeakValueDictionary[int, SkillRegistry] = weakref.WeakValueDictionary()  # for Skill.reload
 
 
 def check_health(tab_id: int, skill: Skill, results: list[InjectionResult]) -> InjectionResult:

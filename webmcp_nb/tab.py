@@ -51,6 +51,9 @@ class Tab:
 
     id = property(lambda self: self._info.id, doc="Chrome's tab id.")
     browser = property(lambda self: self._browser, doc="The browser this tab is in.")
+    skills = property(
+        lambda self: list(self._info.skills), doc="How each skill fared in this tab: health, tools, shadowed names."
+    )
     url = property(lambda self: self._info.url, doc="The tab's current URL.")
     title = property(lambda self: self._info.title, doc="The tab's current title.")
     webmcp = property(

@@ -267,14 +267,16 @@ class SkillsView(W.VBox):
 
     def refresh(self) -> None:
         browser, tab = self.owner.browser, self.owner.tab
-        health = {s.name: s for s in (tab._info.skills if tab else [])}
+        health = {s.name: s for s in (tab.skills if tab else [])}
         rows = []
         for name, skill in browser.skills.items():
             toggle = W.Checkbox(value=skill.enabled, description=f"{name} {skill.version}", indent=False)
             toggle.observe(lambda change, n=name: self.set_enabled(n, change["new"]), names="value")
             self.toggles[name] = toggle
-            reload = W.Button(description="reload", disabled=name not in browser._skill_objects)
-            reload.on_click(lambda _, n=name: _submit(browser._skill_objects[n].areload(), lambda r, e: None))
+            source = browser.skills.source(name)
+            reload = W.Button(description="reload", disabled=source is None)
+            if source is not None:
+                reload.on_click(lambda _, s=source: _submit(s.areload(), lambda r, e: None))
             status = health.get(name)
             note = "" if status is None else ("ok" if status.ok else f"not active here: {status.reason}")
             rows.append(W.HBox([toggle, reload, W.HTML(escape(note))]))
@@ -328,8 +330,7 @@ class ConfirmationCard(W.HBox):
         super().__init__([self.text, self.approve, self.deny])
 
     def answer(self, approved: bool) -> None:
-        for agent in list(self.owner.browser._agents):
-            agent.answer(self.id, approved, by="notebook panel")
+        self.owner.browser._answer_confirmation(self.id, approved, by="notebook panel")
 
     def resolved(self, event: Event) -> None:
         verdict = "approved" if event.data.get("approved") else "denied"
