@@ -377,7 +377,7 @@ class RawCDP:
 
         port_file = Path(self._profile, "DevToolsActivePort")
         deadline = time.perf_counter() + timeout
-        while len(lines := (port_file.read_text().split() if port_file.exists() else [])) < 2:
+        while len(lines := (port_file.read_text().split() if port_file.exists() else [])) < 2:  # noqa: ASYNC240
             if time.perf_counter() > deadline or self._process.poll() is not None:
                 raise RuntimeError("Chromium did not open its DevTools port")
             await asyncio.sleep(0.02)
@@ -523,7 +523,7 @@ async def playwright_suite(server: DemoServer, plan: Plan) -> dict[str, Any]:
             browser = await pw.chromium.launch(executable_path=executable, args=native_args)
             page = await browser.new_page()
             await page.goto(server.url(LAUNCH_PAGE))
-            while not await page.webmcp.tools():
+            while not await page.webmcp.tools():  # noqa: ASYNC110 - polling is what is timed, as for webmcp-nb
                 await asyncio.sleep(0.001)
             launches.append(time.perf_counter() - started)
             await browser.close()
@@ -546,7 +546,7 @@ async def playwright_suite(server: DemoServer, plan: Plan) -> dict[str, Any]:
             for run in range(plan.big_listings):
                 began = time.perf_counter()
                 await page.goto(server.url(f"{BIG_PAGE}&run={run}"))
-                while len(tools := await page.webmcp.tools()) < BIG_COUNT:
+                while len(tools := await page.webmcp.tools()) < BIG_COUNT:  # noqa: ASYNC110 - as above
                     await asyncio.sleep(0.001)
                 seconds.append(time.perf_counter() - began)
             out["native_big_listing"] = {**_launch_stats(seconds), "tools": len(tools)}

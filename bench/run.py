@@ -5,6 +5,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the harness is not part of the installed package
 
-from bench.harness import main  # noqa: E402
+from bench.harness import main
 
 raise SystemExit(main())

@@ -20,6 +20,16 @@ PAGES = Path(__file__).parent / "pages"
 os.environ.setdefault("WEBMCP_NB_HOME", tempfile.mkdtemp(prefix="webmcp-nb-tests-"))
 
 
+LAUNCHED = {"polyfill_browser", "native_browser", "worker_browser", "own_browser", "chromium", "lab"}
+"""Fixtures that launch a Chromium: a test using one (directly or through another fixture) is marked ``browser``."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if LAUNCHED & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[DemoServer]:
     strict = {"Content-Security-Policy": "script-src 'self'"}

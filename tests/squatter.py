@@ -79,7 +79,7 @@ def serve_one(conn, peer):
         request = read_http(conn)
         out({"peer": peer, "http": request.splitlines()[0], "headers": request})
         lines = request.splitlines()
-        key = [line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("sec-websocket-key")][0]
+        key = next(line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("sec-websocket-key"))
         accept = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
         conn.sendall(
             (

@@ -5,6 +5,7 @@ import threading
 import time
 
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
@@ -143,7 +144,7 @@ def test_run_without_a_way_to_answer_fails_fast(flights):
     with ScriptedServer([call("searchFlights", **DEMO_SEARCH)]) as model:
         agent = agent_for(flights, model)
         started = time.monotonic()
-        with pytest.raises(wm.ConfirmationRequiredError, match="agent.start"):
+        with pytest.raises(wm.ConfirmationRequiredError, match=r"agent\.start"):
             agent.run(TASK)
     assert time.monotonic() - started < 10
     assert flights.tools.keys() == {"searchFlights"}  # nothing ran
@@ -154,10 +155,7 @@ def test_start_returns_at_once_and_a_confirmation_is_answered_from_elsewhere(fli
     with ScriptedServer(script) as model:
         agent = agent_for(flights, model)
         run = agent.start(TASK)
-        deadline = time.monotonic() + 10
-        while not run.pending and time.monotonic() < deadline:
-            time.sleep(0.02)
-        (request,) = run.pending
+        (request,) = eventually(lambda: run.pending, 10, "a confirmation")
         assert request.tool == "searchFlights" and not run.done
         answered = threading.Thread(target=run.approve)  # any thread, e.g. a widget callback
         answered.start()

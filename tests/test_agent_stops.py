@@ -6,12 +6,12 @@ policies that go by them. The side panel's chat is held to the same in ``test_si
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any
 
 import openai
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.providers import PRESETS
@@ -53,16 +53,6 @@ def tool_results(request: dict[str, Any]) -> list[str]:
 
 def users(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "user"]
-
-
-def wait_for(check: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.02)
-    raise AssertionError("condition not met in time")
 
 
 # ----- each way a turn stops, then the next turn -----
@@ -163,7 +153,7 @@ def test_stopping_a_turn_while_the_page_runs_a_call(page):
     with ScriptedServer([call("hang"), say("After the stop.")]) as model:
         agent = agent_for(tab, model, confirm="never", tool_timeout=60)
         run = agent.start("Use hang.")
-        wait_for(lambda: [e for e in agent.events.of_kind("tool.called") if e.tab_id == tab.id])
+        eventually(lambda: [e for e in agent.events.of_kind("tool.called") if e.tab_id == tab.id])
         run.cancel()
         first = run.result(timeout=10)
         second = agent.run("And now?")
@@ -181,7 +171,7 @@ def test_stopping_a_turn_waiting_for_a_confirmation(page):
     with ScriptedServer([call("sendPayment", amount=5), say("Nothing was paid.")]) as model:
         agent = agent_for(tab, model)
         run = agent.start("Pay 5.")
-        wait_for(lambda: run.pending)
+        eventually(lambda: run.pending)
         run.cancel()
         first = run.result(timeout=10)
         second = agent.run("Did you pay?")

@@ -10,6 +10,8 @@ import pytest
 
 from bench import harness as benchmark
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 STATS_KEYS = {"n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "per_s", "wall_s"}
 
 
@@ -94,7 +96,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
         "polyfill_sequential_p50_vs_page_evaluate",
     }
     for key, value in r["ratios"].items():
-        if has_playwright or "playwright" not in key and "evaluate" not in key:
+        if has_playwright or ("playwright" not in key and "evaluate" not in key):
             assert positive(value), key
         else:
             assert value is None, key

@@ -9,6 +9,8 @@ playwright = pytest.importorskip("playwright.sync_api")
 
 from lab_page import panel_in_jupyterlab  # noqa: E402 - needs playwright, checked above
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
 
 @pytest.mark.timeout(240)
 def test_the_panel_renders_in_jupyterlab_and_call_updates_it(tmp_path: Path):

@@ -84,6 +84,7 @@ def test_a_page_script_without_the_key_is_refused(polyfill_browser, server):
         tab.close()
 
 
+@pytest.mark.browser
 def test_lanes_off_and_pages_chrome_keeps_from_loopback_use_the_worker(server):
     public = f"--ip-address-space-overrides=127.0.0.1:{server.port}=public"
     with wm.launch(args=[public]) as browser:  # Local Network Access refuses the lane: the worker carries calls

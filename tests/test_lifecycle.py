@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cdp import stop_service_worker
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess
@@ -28,6 +29,7 @@ SEARCH = {
 }
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(240)
 def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(server):
     # A plain subprocess browser: nothing attaches to the worker, so only its own keepalive keeps it up.
@@ -41,9 +43,7 @@ def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(serve
 
         others = [browser.open(server.url(page)) for page in ("flights/", "early-draft/", "t/faults.html") * 2]
         stop_service_worker(browser)
-        deadline = time.monotonic() + 15
-        while relay.browser_connections < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        eventually(lambda: relay.browser_connections >= 2, 15, "the restarted worker")
         assert relay.browser_connections == 2  # the restarted worker dialled in again, at the first try
         assert ("/browser", 1008) not in relay.refused  # its hello came before any other message
         assert tab.call("received").value == []  # and routes calls: it rebuilt its mirror
@@ -69,6 +69,7 @@ CLIENT = textwrap.dedent(
 )
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path, monkeypatch):
     port = _free_port()
@@ -100,10 +101,7 @@ def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path,
         browser = wm.connect(port, timeout=20)
         (flights,) = [t for t in browser.tabs if t.url == server.url("flights/")]
         os.kill(int(pid_file.read_text()), signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        while browser.connected and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not browser.connected
+        eventually(lambda: not browser.connected, 10, "the client to notice the daemon is gone")
         start_daemon(port)
         assert flights.call("searchFlights", SEARCH).value["count"] > 0  # waits for the browser to return
         assert browser.connected
@@ -114,6 +112,7 @@ def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path,
             os.kill(int(pid_file.read_text()), signal.SIGTERM)
 
 
+@pytest.mark.browser
 def test_a_killed_kernel_leaves_no_browser_behind():
     child = textwrap.dedent(
         """
@@ -125,12 +124,16 @@ def test_a_killed_kernel_leaves_no_browser_behind():
     )
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
     pid = int(out.stdout.split()[0])
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def gone() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
-        time.sleep(0.1)
-    os.killpg(pid, signal.SIGKILL)
-    pytest.fail(f"Chromium {pid} outlived the process that launched it")
+            return True
+        return False
+
+    try:
+        eventually(gone, 10, f"Chromium {pid} to die with the process that launched it")
+    finally:
+        if not gone():
+            os.killpg(pid, signal.SIGKILL)

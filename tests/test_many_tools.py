@@ -1,10 +1,9 @@
 """Pages with thousands of tools: every tool a page registers is listed, in registration order, and callable;
 past the mirror's bounds tools are left out loudly, and still callable by name."""
 
-import time
-
 import pytest
 from cdp import stop_service_worker
+from eventually import eventually
 
 import webmcp_nb as wm
 
@@ -26,9 +25,7 @@ def test_a_page_with_ten_thousand_tools_lists_and_calls_every_one(open_tab):
 def test_a_frame_over_the_mirrors_bounds_is_loud_and_its_tools_stay_callable(open_tab, browser):
     # 3,000 tools of 8,000 characters each: more than the 16 M characters the mirror keeps of one frame.
     tab = open_tab("t/oversized.html")
-    deadline = time.monotonic() + 30
-    while tab._info.tools_omitted == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: tab._info.tools_omitted, 30, "the mirror to leave tools out")
     with pytest.warns(wm.ToolsOmittedWarning, match="left out of tab.tools"):
         tools = tab.tools
     assert tools.omitted > 0 and len(tools) + tools.omitted == 3_000
@@ -39,13 +36,6 @@ def test_a_frame_over_the_mirrors_bounds_is_loud_and_its_tools_stay_callable(ope
     assert tab.call("big_02999").value == 2_999  # not listed, still reached by name
     with pytest.raises(wm.ToolNotFoundError):
         tab.call("big_03000")
-
-
-def until(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "gave up waiting"
-        time.sleep(0.02)
 
 
 def mirrored(tab: wm.Tab) -> list[tuple[int, str, str]]:
@@ -66,33 +56,34 @@ def test_changes_move_only_what_changed_and_every_copy_agrees(open_tab, browser)
     change = tab.tools["change"]
 
     tab.call("change", add=["gamma"])
-    until(lambda: "gamma" in tab.tools)
+    eventually(lambda: "gamma" in tab.tools)
     assert list(tab.tools) == ["change", "alpha", "beta", "gamma", "inner_a", "inner_b"]  # the top frame's first
     assert tab.tools["change"] is change  # a tool that did not change keeps its object
     event = browser.events.of_kind("tools.changed")[-1]
     assert (event.data["added"], event.data["removed"], event.data["count"]) == (["gamma"], [], 6)
 
     tab.call("change", remove=["alpha"], describe={"beta": "beta, redescribed"})
-    until(lambda: "alpha" not in tab.tools and tab.tools["beta"].description == "beta, redescribed")
+    eventually(lambda: "alpha" not in tab.tools and tab.tools["beta"].description == "beta, redescribed")
     assert set(tab.tools) == {"change", "beta", "gamma", "inner_a", "inner_b"}
     tab.call("change", add=["alpha"])
-    until(lambda: "alpha" in tab.tools)
+    eventually(lambda: "alpha" in tab.tools)
     assert list(tab.tools)[-3:] == ["alpha", "inner_a", "inner_b"]  # a tool that came back joins at the end
     assert tab.tools["change"] is change
     assert mirrored(tab) == relayed(browser, tab)
 
 
+@pytest.mark.browser
 def test_a_restarted_worker_rebuilds_the_same_list(server):
     with wm.launch(native_webmcp=True, args=["--remote-debugging-port=0"]) as browser:
         tab = browser.open(server.url("t/changing.html"))
         tab.wait_for_tool("inner_b")
         tab.call("change", add=["gamma", "delta"], remove=["alpha"], describe={"beta": "redescribed"})
-        until(lambda: "delta" in tab.tools and tab.tools["beta"].description == "redescribed")
+        eventually(lambda: "delta" in tab.tools and tab.tools["beta"].description == "redescribed")
         tab.call("change", add=["alpha"])
-        until(lambda: "alpha" in tab.tools)
+        eventually(lambda: "alpha" in tab.tools)
         before = mirrored(tab)
         connections, info = browser.relay.browser_connections, browser.info
         stop_service_worker(browser)  # it comes back with nothing, and rebuilds from every frame's full report
-        until(lambda: browser.relay.browser_connections > connections and browser.info is not info)
+        eventually(lambda: browser.relay.browser_connections > connections and browser.info is not info)
         assert mirrored(tab) == before == relayed(browser, tab)
         assert tab.call("alpha").value == "alpha"

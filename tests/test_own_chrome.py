@@ -21,6 +21,7 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess, extension_path
@@ -45,14 +46,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _until(predicate, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"gave up waiting for {what} after {seconds:g} s")
-        time.sleep(0.05)
 
 
 class Home:
@@ -105,7 +98,7 @@ def account(tmp_path: Path, monkeypatch) -> Iterator[Home]:
 
 def _cdp_page(chromium: ChromiumProcess, playwright, url: str):
     active = chromium.profile_dir / "DevToolsActivePort"
-    _until(lambda: active.exists() and active.read_text().strip(), 10, "DevToolsActivePort")
+    eventually(lambda: active.exists() and active.read_text().strip(), 10, "DevToolsActivePort")
     port = active.read_text().split()[0]
     cdp = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
     page = cdp.contexts[0].new_page()
@@ -116,6 +109,7 @@ def _cdp_page(chromium: ChromiumProcess, playwright, url: str):
 # ----- as a user sets it up -----
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(240)
 def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
     from playwright.sync_api import expect, sync_playwright
@@ -137,24 +131,24 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
             expect(page.locator("#pairing-state")).to_contain_text("Paired with this computer")
             page.click("#forget-pairing")
             expect(state).to_have_attribute("data-status", "unpaired", timeout=15_000)
-            _until(lambda: not browser.connected, 15, "the forgotten browser to disconnect")
+            eventually(lambda: not browser.connected, 15, "the forgotten browser to disconnect")
             page.click("#pair-now")
             expect(state).to_have_attribute("data-status", "connected", timeout=15_000)
             cdp.close()
-        _until(lambda: browser.connected, 20, "the browser to reconnect after pairing again")
+        eventually(lambda: browser.connected, 20, "the browser to reconnect after pairing again")
         assert account.pairings() == 2
 
         # The daemon dies: the client restarts it, the extension reconnects, the call goes through.
         old = account.daemon_pid()
         os.kill(old, signal.SIGTERM)
-        _until(lambda: not browser.connected, 10, "the client to notice")  # a call in flight then would fail
+        eventually(lambda: not browser.connected, 10, "the client to notice")  # a call in flight then would fail
         assert flights.call("searchFlights", SEARCH).value["count"] > 0
         assert account.daemon_pid() not in (None, old)
 
         # Chrome restarts: the stored pairing is used (no new pairing), a new connect() finds the new browser.
         chromium.close()
         chromium = account.chromium("about:blank")
-        _until(lambda: len(wm.browsers(account.port)) == 1, 30, "the restarted Chromium to connect")
+        eventually(lambda: len(wm.browsers(account.port)) == 1, 30, "the restarted Chromium to connect")
         again = wm.connect(account.port, timeout=30)
         flights = again.open(server.url("flights/"))
         assert flights.call("searchFlights", SEARCH).value["count"] > 0
@@ -196,6 +190,7 @@ def _records(process: subprocess.Popen) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_a_squatter_of_another_account_gets_no_tab_data_no_secret_and_nothing_replayable(account: Home, server):
     account.pair()
@@ -230,7 +225,7 @@ def test_a_squatter_of_another_account_gets_no_tab_data_no_secret_and_nothing_re
 @pytest.mark.timeout(120)
 def test_a_forged_browser_of_another_account_is_never_bound(account: Home):
     start_daemon(account.port)
-    _until(lambda: account.daemon_pid() is not None, 20, "the daemon")
+    eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
     time.sleep(0.3)
     forged = _as_nobody("browser", str(account.port))
     records = _records(forged)
@@ -281,11 +276,12 @@ def test_a_port_held_by_another_program_fails_fast_and_doctor_names_it(account: 
         http.server_close()
 
     start_daemon(account.port)  # our own daemon already there: a second one says which process it is
-    _until(lambda: account.daemon_pid() is not None, 20, "the daemon")
+    eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
     second = account.cli("relay", "--port", str(account.port))
     assert second.returncode == 1 and f"already running there (pid {account.daemon_pid()})" in second.stderr
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(120)
 def test_a_call_with_the_relay_gone_fails_fast_with_the_next_step(account: Home, server):
     relay_url = f"ws://127.0.0.1:{account.port}/browser"
@@ -295,7 +291,7 @@ def test_a_call_with_the_relay_gone_fails_fast_with_the_next_step(account: Home,
         (flights,) = [t for t in browser.tabs if t.url == server.url("flights/")]
         browser._connection._on_refused = None  # as with start_relay=False: nobody restarts the daemon
         os.kill(account.daemon_pid(), signal.SIGKILL)
-        _until(lambda: not browser.connected, 10, "the client to notice")
+        eventually(lambda: not browser.connected, 10, "the client to notice")
         started = time.monotonic()
         with pytest.raises(wm.NotConnectedError) as info:
             flights.call("searchFlights", SEARCH)
@@ -307,6 +303,7 @@ def test_a_call_with_the_relay_gone_fails_fast_with_the_next_step(account: Home,
         chromium.close()
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_several_browsers_are_listed_and_must_be_chosen(account: Home, server):
     secret = read_secret()
@@ -315,7 +312,7 @@ def test_several_browsers_are_listed_and_must_be_chosen(account: Home, server):
     second = ChromiumProcess(relay_url, secret=secret, url=server.url("early-draft/"))
     try:
         start_daemon(account.port)
-        _until(lambda: len(wm.browsers(account.port)) == 2, 40, "both browsers")
+        eventually(lambda: len(wm.browsers(account.port)) == 2, 40, "both browsers")
         listed = wm.browsers(account.port)
         assert all(b.extension_version == wm.__version__ and b.tabs >= 1 and "Chrom" in b.name for b in listed)
         with pytest.raises(wm.BrowserNotFoundError) as info:
@@ -349,6 +346,7 @@ def test_connect_says_why_no_browser_came(account: Home, polyfill_browser):
     assert "paired before but is not connected" in why()
 
 
+@pytest.mark.browser
 @pytest.mark.timeout(120)
 def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
     from playwright.sync_api import sync_playwright
@@ -372,7 +370,7 @@ def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
             cdp.close()
         result = tab.inject(skill)  # the same browser, the same worker: no restart
         assert result.ok and "readCart" in tab.tools
-        _until(lambda: browser.info.user_scripts, 10, "the browser to report user scripts on")
+        eventually(lambda: browser.info.user_scripts, 10, "the browser to report user scripts on")
         assert any(e.kind == "browser.updated" and e.data["user_scripts"] for e in browser.events.events)
     finally:
         browser.close()

@@ -1,25 +1,14 @@
 """The notebook panel's widgets against a real browser: Call, confirmation cards, the log, chat, skills —
 driven by the same button clicks a user makes (``button.click()``), never waiting in a cell."""
 
-import time
-
 import ipywidgets as W
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.testing import ScriptedServer, call, say
 from webmcp_nb.widgets import SchemaForm
-
-
-def eventually(check, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 @pytest.fixture

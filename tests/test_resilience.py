@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cdp import stop_service_worker
+from eventually import eventually
 from lane_wait import lane_of
 
 import webmcp_nb as wm
@@ -23,12 +24,13 @@ def own_browser():
     browser.close()
 
 
+@pytest.mark.browser
 def test_worker_killed_mid_call_fails_the_call_and_the_next_works(server):
     with wm.launch(args=["--remote-debugging-port=0"], lanes="off") as browser:  # calls go through the worker
         tab = browser.open(server.url("t/faults.html"))
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(tab.call, "hang", timeout=30)
-            time.sleep(0.3)
+            eventually(lambda: tab.call("hanging").value == 1, 5, "the call to reach the page")
             started = time.monotonic()
             stop_service_worker(browser)
             error = pending.exception(timeout=20)
@@ -42,12 +44,13 @@ def test_a_call_on_a_lane_outlives_the_worker(own_browser, server):
     assert lane_of(own_browser, tab) is not None
     with ThreadPoolExecutor(1) as pool:
         pending = pool.submit(tab.call, "later", ms=1500, tag="mine")
-        time.sleep(0.3)
+        eventually(lambda: tab.call("waiting").value == 1, 5, "the call to reach the page")
         stop_service_worker(own_browser)  # the call is not the worker's: it goes on and returns
         assert pending.result(timeout=20).value == {"tag": "mine"}
     assert tab.call("echo", text="next").value == {"text": "next"}
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("lanes", ["loopback", "off"])  # calls on the page's lane, or through the worker
 def test_a_crashed_browser_fails_every_pending_call_says_how_it_ended_and_a_new_one_works(server, lanes):
     browser = wm.launch(lanes=lanes)
@@ -56,7 +59,7 @@ def test_a_crashed_browser_fails_every_pending_call_says_how_it_ended_and_a_new_
         assert (lane_of(browser, tab, timeout=2) is not None) == (lanes == "loopback")
         with ThreadPoolExecutor(3) as pool:
             pending = [pool.submit(tab.call, "hang", timeout=30) for _ in range(3)]
-            time.sleep(0.3)
+            eventually(lambda: tab.call("hanging").value == 3, 5, "the calls to reach the page")
             os.killpg(browser.process.process.pid, signal.SIGKILL)  # every process of the browser, as a crash
             started = time.monotonic()
             errors = [call.exception(timeout=20) for call in pending]

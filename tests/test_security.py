@@ -53,7 +53,6 @@ def test_a_peer_without_the_secret_learns_a_nonce_and_is_closed(polyfill_browser
             nonce = auth.new_nonce()
             await ws.send(json.dumps(auth.hello(role, nonce)))
             challenge = json.loads(await ws.recv())
-            relay_nonce = challenge["params"]["nonce"]
             # Without the secret, the best an impostor can send is a guess (or the relay's own proof back).
             await ws.send(json.dumps(auth.proof(challenge["params"]["proof"])))
             received = [challenge]
@@ -61,10 +60,10 @@ def test_a_peer_without_the_secret_learns_a_nonce_and_is_closed(polyfill_browser
                 while True:
                     received.append(json.loads(await ws.recv()))
             except ConnectionClosed as closed:
-                return received, closed.rcvd.code if closed.rcvd else None, relay_nonce
+                return received, closed.rcvd.code if closed.rcvd else None
 
     failures = relay.auth_failures[role]
-    received, code, relay_nonce = asyncio.run(impostor())
+    received, code = asyncio.run(impostor())
     assert [m["method"] for m in received] == ["auth.challenge"]  # no hello, no tab, no browser state
     assert set(received[0]["params"]) == {"nonce", "proof"} and relay.secret not in json.dumps(received)
     assert code == 1008 and relay.auth_failures[role] == failures + 1

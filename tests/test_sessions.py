@@ -116,6 +116,7 @@ def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_b
     assert cli.returncode == 1 and "step 3 listFlights" in cli.stdout
 
 
+@pytest.mark.browser
 def test_a_killed_run_keeps_every_event_up_to_the_kill(server, tmp_path):
     child = textwrap.dedent(
         f"""

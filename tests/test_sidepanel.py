@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
@@ -93,16 +94,6 @@ def chromium() -> Iterator[Chromium]:
         browser.close()
 
 
-def poll(find: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """``find()`` once it returns something truthy (events travel panel → worker → relay → Python)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = find()
-        if found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.05)
-
-
 def tool_messages(request: dict[str, Any]) -> list[str]:
     return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
@@ -140,13 +131,13 @@ def test_panel_lists_calls_and_records(chromium: Chromium, server: Any, tmp_path
         listed = page.locator('#tools li[data-tool="listFlights"]')  # the results view added tools
         expect(listed.locator(".badge.risk-low")).to_have_text("read-only", timeout=TIMEOUT)
 
-        called = poll(
+        called = eventually(
             lambda: [
                 e for e in session.filter("tool.called", tool="searchFlights") if e.data.get("origin") == "sidepanel"
             ]
         )
         assert called and called[0].data["arguments"] == DEMO_SEARCH and called[0].tab_id == tab.id
-        returned = poll(lambda: session.filter("tool.returned", tool="searchFlights"))
+        returned = eventually(lambda: session.filter("tool.returned", tool="searchFlights"))
         assert returned and json.loads(returned[0].data["text"])["count"] == shown["count"]
         assert not page.errors
     finally:
@@ -183,14 +174,14 @@ def test_panel_switches_skills_and_their_tools(chromium: Chromium, server: Any) 
 
     row.locator("input[type=checkbox]").uncheck()
     expect(page.locator('#tools li[data-tool="pageHeading"]')).to_have_count(0, timeout=TIMEOUT)
-    assert poll(lambda: not browser.skills["panel-demo"].enabled)
+    assert eventually(lambda: not browser.skills["panel-demo"].enabled)
     row.locator("input[type=checkbox]").check()
     expect(page.locator('#tools li[data-tool="pageUrl"]')).to_have_count(1, timeout=TIMEOUT)
 
     row.locator('button.tool-toggle[data-tool="pageUrl"]').click()
     expect(page.locator('#tools li[data-tool="pageUrl"]')).to_have_count(0, timeout=TIMEOUT)
     expect(page.locator('#tools li[data-tool="pageHeading"]')).to_have_count(1)
-    assert poll(lambda: browser.skills["panel-demo"].disabled_tools == ["pageUrl"])
+    assert eventually(lambda: browser.skills["panel-demo"].disabled_tools == ["pageUrl"])
     expect(row.locator('button.tool-toggle[data-tool="pageUrl"]')).to_have_attribute("aria-pressed", "false")
 
 
@@ -259,7 +250,7 @@ def test_sidecar_chat_runs_a_tool_using_turn(chromium: Chromium, server: Any) ->
 
         assert key not in page.content()
         expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_contain_text("15 flights found.")
-        finished = poll(lambda: [e for e in browser.events.events if e.kind == "agent.turn.finished"])
+        finished = eventually(lambda: [e for e in browser.events.events if e.kind == "agent.turn.finished"])
         assert (
             finished and finished[0].data["answer"] == "15 flights found." and finished[0].data["origin"] == "sidepanel"
         )
@@ -431,7 +422,7 @@ def test_sidecar_every_stop_then_the_next_turn(chromium: Chromium, server: Any) 
     def panel_events(kind: str) -> list[Any]:
         return [e for e in browser.events.events if e.kind == kind and e.data.get("origin") == "sidepanel"]
 
-    finished = poll(lambda: len(panel_events("agent.turn.finished")) == 6 and panel_events("agent.turn.finished"))
+    finished = eventually(lambda: len(panel_events("agent.turn.finished")) == 6 and panel_events("agent.turn.finished"))
     assert [e.data["stopped"] for e in finished] == ["cancelled", "error", "turn_timeout", None, "max_tool_calls", None]
     usages = [e.data["usage"] for e in panel_events("model.response")]
     assert usages == model.usages and all(u["total_tokens"] > 0 for u in usages)  # usage reported per request
@@ -484,7 +475,7 @@ def test_sidecar_risk_levels_and_policies(chromium: Chromium, server: Any) -> No
         again = chromium.panel(tab)  # the choice is kept
         expect(again.locator("#chat-confirm")).to_have_value("always")
 
-    requested = poll(
+    requested = eventually(
         lambda: [e.data for e in browser.events.events if e.kind == "confirmation.requested" and e.data.get("origin")]
     )
     assert [(d["tool"], d["risk"]) for d in requested] == [("sendPayment", "high"), ("readNote", "low")]

@@ -99,7 +99,7 @@ def test_a_failing_health_check_registers_nothing_and_says_why(open_tab, skills_
     assert not status.ok and status.reason == "no #checkout button"
 
     broken = wm.Skill("broken").define("tools.js", "defineTool({name: 'x'}, async () => 1); throw new Error('oops');")
-    with pytest.raises(wm.SkillHealthError, match="tools.js threw: oops"):
+    with pytest.raises(wm.SkillHealthError, match=r"tools\.js threw: oops"):
         tab.inject(broken)
 
 
@@ -171,6 +171,7 @@ def test_search_form_skill_is_configured_by_selectors(open_tab, skills_cleanup):
     assert records and all("lamp" in r["text"].lower() for r in records)
 
 
+@pytest.mark.browser
 def test_user_scripts_off_is_detected_and_explained(server):
     with pytest.warns(wm.UserScriptsWarning, match="Allow User Scripts"):
         browser = wm.launch(user_scripts=False)

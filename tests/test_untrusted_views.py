@@ -16,14 +16,14 @@ import inspect
 import json
 import pkgutil
 import re
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import ipywidgets as W
 import pytest
+from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
 
@@ -89,16 +89,6 @@ CHECK_DOM = """(allowed) => {
 def arguments(tool: str, p: list[str]) -> dict[str, Any]:
     """Valid arguments for ``tool`` of the hostile page, made of its payloads ``p``."""
     return {"inspectMe": {p[0]: {p[2]: p[1]}}, "transfer": {"to": p[0], "note": p[3]}}.get(tool, {})
-
-
-def eventually(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 @dataclass

@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-__all__ = ["loop", "run", "on_loop", "blocking"]
+__all__ = ["loop", "run", "submit", "on_loop", "blocking"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,15 @@ def _copy(task: asyncio.Future[T], future: asyncio.Future[T] | concurrent.future
         future.set_result(task.result())
 
 
+def submit(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start ``coro`` on the private loop from any thread and return at once; the future settles when it ends
+    (cancelling the future cancels it). What buttons and background runs use: nothing waits."""
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    cancel = _submit(coro, lambda task: _copy(task, future))
+    future.add_done_callback(lambda f: cancel() if f.cancelled() else None)
+    return future
+
+
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` on the private loop and wait for it from this (non-loop) thread."""
     if _on_private_loop():
@@ -158,7 +167,8 @@ def blocking(afn: Callable[P, Awaitable[T]]) -> Callable[P, T]:
 
     @functools.wraps(afn)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
-        return run(impl(*args, **kwargs))
+        result: T = run(impl(*args, **kwargs))
+        return result
 
     wrapper.__name__ = wrapper.__qualname__ = afn.__name__.removeprefix("a")
     return wrapper

@@ -11,6 +11,7 @@ policies) are :mod:`webmcp_nb.agent_rules`; model I/O is :mod:`webmcp_nb.model_i
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 import json
@@ -163,9 +164,7 @@ class AgentRun:
 
     def result(self, timeout: float | None = None) -> AgentResult:
         """Wait for the turn to finish (blocking)."""
-        return asyncio.run_coroutine_threadsafe(
-            asyncio.wait_for(asyncio.shield(self._future), timeout), _loop.loop()
-        ).result()
+        return _loop.run(asyncio.wait_for(asyncio.shield(self._future), timeout))
 
     def cancel(self) -> None:
         """Stop the turn (from any thread). It ends with ``stopped="cancelled"``, and the conversation stays
@@ -173,14 +172,16 @@ class AgentRun:
         _loop.loop().call_soon_threadsafe(self.agent._stop, self._future)
 
     def __await__(self) -> Any:
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_wait(self._future), _loop.loop())).__await__()
+        return _wait(self._future).__await__()
 
     def __repr__(self) -> str:
         state = "done" if self.done else f"running, {len(self.pending)} confirmation(s) waiting"
         return f"<AgentRun {state}>"
 
 
+@_loop.on_loop
 async def _wait(future: asyncio.Future[AgentResult]) -> AgentResult:
+    """The turn's result, awaited from any loop (the turn itself runs on the library's)."""
     return await asyncio.shield(future)
 
 
@@ -283,8 +284,7 @@ class Agent:
 
     def start(self, task: str) -> AgentRun:
         """Start a turn in the background and return its handle at once."""
-        future = asyncio.run_coroutine_threadsafe(self._start(task), _loop.loop()).result()
-        return AgentRun(self, future)
+        return AgentRun(self, _loop.run(self._start(task)))
 
     async def _start(self, task: str) -> asyncio.Future[AgentResult]:
         return asyncio.ensure_future(self._turn(task, can_wait=True))
@@ -369,7 +369,7 @@ class Agent:
         tools_offered = True
         while True:
             specs = tool_specs(self.tab.tools.values()) if tools_offered else {}
-            reply = await self._io.complete(lambda specs=specs: self._conversation(specs), specs)
+            reply = await self._io.complete(functools.partial(self._conversation, specs), specs)
             if reply.usage is not None:
                 turn.usage = reply.usage if turn.usage is None else turn.usage + reply.usage
             self.messages.append(reply.history)

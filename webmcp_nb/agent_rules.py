@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 __all__ = [
@@ -275,12 +275,12 @@ def risk_of(annotations: Mapping[str, Any] | None) -> Risk:
     declared = notes.get(RISK["declared"])
     if declared in levels and levels.index(declared) > levels.index(level):
         level = declared
-    return level
+    return cast(Risk, level)
 
 
 def resolve_policy(policy: str) -> str:
     """The policy's name, with old names mapped to their new ones; ``ValueError`` for an unknown policy."""
-    name = CONFIRM["aliases"].get(policy, policy)
+    name = str(CONFIRM["aliases"].get(policy, policy))
     if name not in CONFIRM["policies"]:
         known = ", ".join(repr(p) for p in CONFIRM["policies"])
         raise ValueError(f"unknown confirmation policy {policy!r}: use {known}")

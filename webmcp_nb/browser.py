@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop
+from ._sockets import spawn
 from .chromium import ChromiumProcess, ProcessExit
 from .connection import LOST, Connection, LocalConnection
 from .display import Markup, clip, escape, table
@@ -126,9 +127,10 @@ class Browser:
                 self._connected = False
         elif method == Method.BROWSER_ADDED.value:
             state = params.get("browser") or {}
-            self.available[state.get("id")] = state
-            if self.id == state.get("id") or (self.id is None and len(self.available) == 1):
-                self._bind(state)
+            if isinstance(state.get("id"), str):
+                self.available[state["id"]] = state
+                if self.id == state["id"] or (self.id is None and len(self.available) == 1):
+                    self._bind(state)
         elif method == Method.BROWSER_REMOVED.value:
             self.available.pop(params.get("browserId"), None)  # type: ignore[arg-type]
             if params.get("browserId") == self.id:
@@ -161,7 +163,7 @@ class Browser:
         if changes is None:
             if tab is None:
                 tab = self._upsert(info)
-                added, removed = [t.name for t in info.tools], []
+                added, removed = [t.name for t in info.tools], list[str]()
             else:
                 added, removed = tab._set_info(info, whole=True)
         else:
@@ -188,9 +190,7 @@ class Browser:
 
     def _push_to_panels(self, events: list[dict[str, Any]]) -> None:
         if self.id is not None and not self._closed:
-            asyncio.ensure_future(
-                self._connection.notify(Method.EVENTS_PUSH.value, {"browserId": self.id, "events": events})
-            )
+            spawn(self._connection.notify(Method.EVENTS_PUSH.value, {"browserId": self.id, "events": events}))
 
     def _on_panel_event(self, raw: dict[str, Any]) -> None:
         """Something a side panel did: into this browser's stream (so sessions record it); a confirmation

@@ -228,4 +228,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
-    return args.func(args)
+    return int(args.func(args))

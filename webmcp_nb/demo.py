@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from .agent import Agent
@@ -20,7 +21,7 @@ from .testing import ScriptedServer, call, say
 
 __all__ = ["run_demo", "DEMO_SEARCH"]
 
-DEMO_SEARCH = {
+DEMO_SEARCH: dict[str, Any] = {
     "origin": "LON",
     "destination": "NYC",
     "tripType": "round-trip",

@@ -214,7 +214,7 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             "if that was your Chrome, pair it again: `webmcp-nb pair`, then the extension's options page → Pair now",
         )
     status["hello"] = hello
-    return status
+    return dict(status)
 
 
 def _check_pairing(d: Diagnosis) -> None:

@@ -28,14 +28,14 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, AnyStr
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
 from . import auth
-from ._sockets import send_soon
+from ._sockets import send_soon, spawn
 from .protocol import ErrorCode, error_body
 
 __all__ = ["Lane", "Lanes", "LaneFailure"]
@@ -154,9 +154,9 @@ class Lane:
         if header.get("ok") is True:
             self._settle(call_id, {"text": text, "frameId": self.frame_id}, None)
             return
-        error = header.get("error") if isinstance(header.get("error"), dict) else {}
+        error: dict[str, Any] = header["error"] if isinstance(header.get("error"), dict) else {}
         code = error.get("code")
-        if code not in ErrorCode._value2member_map_ or code in _RELAY_ONLY:
+        if not isinstance(code, str) or code not in ErrorCode._value2member_map_ or code in _RELAY_ONLY:
             code = ErrorCode.TOOL_ERROR.value
         self._settle(call_id, None, error_body(code, str(error.get("message", "Tool failed")), error.get("data")))
 
@@ -168,24 +168,25 @@ class Lane:
 def _records(frame: str) -> Iterator[tuple[dict[str, Any], str]]:
     """The (header, text) records of a result frame; lengths count UTF-16 code units, as JavaScript does."""
     if frame.isascii():  # the common case: code units are characters
-        units, width, decode = frame, 1, None
-    else:
-        units, width, decode = frame.encode("utf-16-le"), 2, "utf-16-le"
-    newline = "\n" if decode is None else "\n".encode(decode)
+        return _scan(frame, "\n", 1, str)
+    return _scan(frame.encode("utf-16-le"), "\n".encode("utf-16-le"), 2, lambda b: b.decode("utf-16-le"))
+
+
+def _scan(
+    units: AnyStr, newline: AnyStr, width: int, text: Callable[[AnyStr], str]
+) -> Iterator[tuple[dict[str, Any], str]]:
     pos, end = 0, len(units)
     while pos < end:
-        cut = units.find(newline, pos)  # type: ignore[arg-type]
+        cut = units.find(newline, pos)
         while width == 2 and cut >= 0 and cut % 2:  # a newline byte pattern straddling two characters
-            cut = units.find(newline, cut + 1)  # type: ignore[arg-type]
+            cut = units.find(newline, cut + 1)
         if cut < 0:
             raise ValueError("a record without its header line")
-        head = units[pos:cut]
-        header = json.loads(head if decode is None else head.decode(decode))  # type: ignore[union-attr]
+        header = json.loads(text(units[pos:cut]))
         size = header.get("n", 0) if isinstance(header, dict) else None
         if not isinstance(size, int) or isinstance(size, bool) or size < 0 or cut + width + size * width > end:
             raise ValueError("a record with a bad header or length")
-        body = units[cut + width : cut + width + size * width]
-        yield header, body if decode is None else body.decode(decode)  # type: ignore[union-attr]
+        yield header, text(units[cut + width : cut + width + size * width])
         pos = cut + width + size * width
 
 
@@ -281,7 +282,7 @@ class Lanes:
         self._lanes[where] = lane
         if previous is not None:
             previous.fail_all("the frame opened a new lane")
-            asyncio.ensure_future(previous.connection.close())
+            spawn(previous.connection.close())
         try:
             async for raw in connection:
                 lane.on_frame(raw)

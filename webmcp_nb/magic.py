@@ -38,7 +38,8 @@ class SkillMagics(Magics):
         if tab is None:
             raise ValueError(f"no tab to inject {args.skill!r} into: pass --tab TAB the first time")
         skill.define(args.fragment, cell)
-        return tab.inject(skill)
+        result: InjectionResult = tab.inject(skill)
+        return result
 
     def _lookup(self, name: str, kind: type) -> Any:
         value = self.shell.user_ns.get(name) if self.shell else None

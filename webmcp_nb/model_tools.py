@@ -45,7 +45,7 @@ def model_name(name: str, taken: set[str]) -> str:
     while candidate in taken:
         suffix = f"_{n}"
         candidate, n = base[: limit - len(suffix)] + suffix, n + 1
-    return candidate
+    return str(candidate)
 
 
 def normalize_schema(schema: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:

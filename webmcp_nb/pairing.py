@@ -63,7 +63,7 @@ class BrowserFolder:
     def paired(self) -> bool:
         """Whether our host manifest is there and names the launcher this installation writes."""
         try:
-            return json.loads(self.manifest.read_text()).get("path") == str(launcher_path())
+            return bool(json.loads(self.manifest.read_text()).get("path") == str(launcher_path()))
         except (OSError, ValueError, AttributeError):
             return False
 

@@ -8,6 +8,7 @@ notifications ``{method, params}``. ``extension/protocol.js`` is generated from 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterable
 from enum import Enum
@@ -179,7 +180,7 @@ def apply_tool_changes(
         return ordered | tools if len(ordered) < len(tools) else ordered
     if appended:
         groups = [group(tool) for tool in tools.values()]
-        if any(a > b for a, b in zip(groups, groups[1:], strict=False)):
+        if any(a > b for a, b in itertools.pairwise(groups)):
             return dict(sorted(tools.items(), key=lambda item: group(item[1])))
     return tools
 

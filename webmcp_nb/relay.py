@@ -24,13 +24,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
+from websockets.typing import Subprotocol
 
 from . import auth
 from ._sockets import send_soon
@@ -151,7 +152,7 @@ class _BrowserPeer:
                 if (key := _tool_key(tool)) is not None:
                     tools.setdefault(key, tool)
             self.tools[tab_id] = tools
-            self.page_tools[tab_id] = index = {}
+            self.page_tools[tab_id] = index = cast(dict[str, list[int]], {})
             for key, tool in tools.items():
                 _index(index, key, tool)
         else:
@@ -486,8 +487,8 @@ class Relay:
             if not peer.set_tab(tab, changes):
                 log.warning("malformed tool changes from browser %s: ignored", peer.info.id)
                 return
-            update = {"browserId": peer.info.id, "tab": tab}
-            self._broadcast(Method.TAB_UPDATED, update if changes is None else {**update, "changes": changes})
+            pushed = {"browserId": peer.info.id, "tab": tab}
+            self._broadcast(Method.TAB_UPDATED, pushed if changes is None else {**pushed, "changes": changes})
         elif msg.method == Method.SKILLS_UPDATED.value:
             try:
                 peer.info.skills = [InstalledSkill.model_validate(s) for s in msg.params.get("skills") or []]
@@ -498,7 +499,7 @@ class Relay:
         elif msg.method == Method.BROWSER_UPDATED.value:
             if isinstance(msg.params.get("userScripts"), bool):
                 peer.info.user_scripts = msg.params["userScripts"]
-                update = {"browserId": peer.info.id, "userScripts": peer.info.user_scripts}
+                update: dict[str, Any] = {"browserId": peer.info.id, "userScripts": peer.info.user_scripts}
                 self._broadcast(Method.BROWSER_UPDATED, update)
         elif msg.method == Method.PANEL_EVENT.value:
             event = parse_panel_event(msg.params.get("event"))  # only what a side panel sends, typed and bounded
@@ -587,7 +588,7 @@ class Relay:
         params = {k: v for k, v in params.items() if k != "browserId"}
         send_soon(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
 
-    def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict) -> bool:
+    def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict[str, Any]) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
         tab_id, name, wanted = params.get("tabId"), params.get("name"), params.get("frameId")
         frames = peer.page_tools.get(tab_id, {}).get(name) if isinstance(tab_id, int) else None  # type: ignore[arg-type]
@@ -624,9 +625,10 @@ class Relay:
             client.deliver(frame)
 
 
-def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[str]) -> str | None:
-    """A lane offers its key as its subprotocol (checked in ``_admit``); nobody else offers one."""
-    return Lanes.key_of(subprotocols)
+def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:
+    """A lane offers its key's proof as its subprotocol (checked in ``_admit``); nobody else offers one."""
+    offered = Lanes.key_of(subprotocols)
+    return Subprotocol(offered) if offered else None
 
 
 def _error_frame(client_id: int | None, code: ErrorCode, message: str) -> Frame:

@@ -13,9 +13,9 @@ import difflib
 import fnmatch
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ._loop import on_loop, run
+from ._loop import blocking, on_loop
 from .display import clip, table
 from .errors import WebMCPError
 from .session import Session
@@ -91,14 +91,14 @@ def _strip(value: Any, ignore: tuple[str, ...], path: str = "") -> Any:
 
 def _close(a: Any, b: Any, tolerance: float) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
-        return a == b
+        return bool(a == b)
     if isinstance(a, int | float) and isinstance(b, int | float):
         return abs(a - b) <= tolerance
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_close(a[k], b[k], tolerance) for k in a)
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_close(x, y, tolerance) for x, y in zip(a, b, strict=True))
-    return a == b
+    return bool(a == b)
 
 
 def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0) -> str | None:
@@ -113,7 +113,7 @@ def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), toleran
 
 def recorded_steps(session: Session) -> list[tuple[str, Any, Any, str | None]]:
     """(tool, arguments, result or None, error code or None) for each recorded tool call, in order."""
-    steps = []
+    steps: list[tuple[str, Any, Any, str | None]] = []
     open_calls: dict[tuple[int | None, str], list[Any]] = {}
     for event in session.events:
         key = (event.tab_id, str(event.data.get("tool")))
@@ -151,12 +151,12 @@ class _Checker:
             diff = "the replay made a call the recording does not have"
             self.report.divergences.append(Divergence(index + 1, tool, arguments, None, actual, diff))
             return
-        r_tool, r_arguments, r_result, r_error = self.recorded[index]
+        r_tool, _, r_result, r_error = self.recorded[index]
         expected = {"tool": r_tool, "result": r_result, "error": r_error}
         got = {"tool": tool, "result": actual, "error": error}
-        diff = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
-        if diff:
-            self.report.divergences.append(Divergence(index + 1, tool, arguments, r_result, actual, diff))
+        found = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
+        if found:
+            self.report.divergences.append(Divergence(index + 1, tool, arguments, r_result, actual, found))
 
     def finish(self) -> ReplayReport:
         missing = len(self.recorded) - self.report.steps
@@ -196,7 +196,7 @@ async def areplay_agent(
 ) -> ReplayReport:
     """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
     calls run on ``tab``, and every result is compared with the recording."""
-    from .agent import Agent
+    from .agent import Agent, ConfirmPolicy
     from .agent_rules import resolve_policy
     from .testing import Reply, ScriptedServer
 
@@ -226,7 +226,7 @@ async def areplay_agent(
     server = ScriptedServer(replies)
     try:
         started = next(iter(session.filter("agent.turn.started")), None)
-        policy = resolve_policy((started.data.get("confirm") if started else None) or "never")  # old names too
+        policy = cast(ConfirmPolicy, resolve_policy((started.data.get("confirm") if started else None) or "never"))
         agent = Agent(
             tab,
             provider="any",
@@ -251,11 +251,5 @@ async def areplay_agent(
     return report
 
 
-def replay_calls(session: Session, tab: Tab, **options: Any) -> ReplayReport:
-    """Blocking twin of :func:`areplay_calls`."""
-    return run(areplay_calls.__wrapped__(session, tab, **options))
-
-
-def replay_agent(session: Session, tab: Tab, **options: Any) -> ReplayReport:
-    """Blocking twin of :func:`areplay_agent`."""
-    return run(areplay_agent.__wrapped__(session, tab, **options))
+replay_calls = blocking(areplay_calls)
+replay_agent = blocking(areplay_agent)

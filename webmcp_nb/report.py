@@ -129,7 +129,8 @@ def _title(kind: str, data: dict[str, Any]) -> str:
     if kind.startswith("tool.") and tool:
         return f"{kind} {tool}"
     if kind.startswith("confirmation.") and tool:
-        verdict = {True: " — approved", False: " — denied"}.get(data.get("approved"), "")
+        approved = data.get("approved")
+        verdict = {True: " — approved", False: " — denied"}.get(approved, "") if isinstance(approved, bool) else ""
         return f"{kind} {tool}{verdict}"
     if kind.startswith("skill."):
         return f"{kind} {data.get('skill')}"

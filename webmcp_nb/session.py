@@ -22,9 +22,9 @@ import secrets
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -100,8 +100,8 @@ class Session:
         self._secrets: set[str] = set()
         self._shots = 0
         self._browser = browser
-        self._file = None
-        self._unsubscribe = None
+        self._file: TextIO | None = None
+        self._unsubscribe: Callable[[], None] | None = None
         info = browser.info if browser is not None else None
         if browser is not None and browser.relay is not None:
             self.add_secret(browser.relay.secret)

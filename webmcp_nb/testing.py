@@ -235,7 +235,11 @@ class ScriptedServer:
         for start in range(0, len(text), 12):
             yield chunk({"content": text[start : start + 12]})
         for index, tool_call in enumerate(message.get("tool_calls") or []):
-            head = {"index": index, "type": "function", "function": {"name": tool_call["function"]["name"]}}
+            head: dict[str, Any] = {
+                "index": index,
+                "type": "function",
+                "function": {"name": tool_call["function"]["name"]},
+            }
             if "id" in tool_call:
                 head["id"] = tool_call["id"]
             arguments = tool_call["function"]["arguments"]

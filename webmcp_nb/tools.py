@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ._loop import blocking, on_loop
 from .agent_rules import Risk, risk_of
 from .display import Markup, clip, escape, pre_json, pretty_json, table
 from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
@@ -104,11 +105,13 @@ class Tool:
         """The risk as views show it: ``read-only``, ``medium risk`` or ``high risk``."""
         return risk_label(self.risk)
 
-    def __call__(self, **kwargs: Any) -> ToolResult:
-        return self._tab.call(self.name, kwargs, frame=self.frame_id)
-
+    @on_loop
     async def acall(self, **kwargs: Any) -> ToolResult:
+        """Call the tool with keyword arguments (checked against its schema first), in its own frame."""
         return await self._tab.acall(self.name, kwargs, frame=self.frame_id)
+
+    call = blocking(acall)
+    __call__ = call
 
     def _doc(self) -> str:
         lines = [self.info.description or self.info.name, ""]

@@ -5,7 +5,14 @@ window.received = [];
 const none = { type: 'object', properties: {} };
 mc.registerTool({ name: 'boom', description: 'Throws', inputSchema: none, execute() { throw new Error('kaboom 42'); } });
 mc.registerTool({ name: 'reject', description: 'Rejects', inputSchema: none, execute: () => Promise.reject(new TypeError('bad thing')) });
-mc.registerTool({ name: 'hang', description: 'Never resolves', inputSchema: none, execute: () => new Promise(() => {}) });
+mc.registerTool({
+  name: 'hang', description: 'Never resolves (counts the calls it got)', inputSchema: none,
+  execute: () => { window.hanging = (window.hanging ?? 0) + 1; return new Promise(() => {}); },
+});
+mc.registerTool({
+  name: 'hanging', description: 'How many hang calls reached the page', inputSchema: none,
+  annotations: { readOnlyHint: true }, execute: () => window.hanging ?? 0,
+});
 mc.registerTool({
   name: 'leave', description: 'Navigates away mid-call', inputSchema: none,
   execute() { setTimeout(() => location.assign('landing.html'), 50); return new Promise(() => {}); },

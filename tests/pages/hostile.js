@@ -26,8 +26,12 @@ mc.registerTool({
   },
 });
 mc.registerTool({
-  name: 'hang', description: 'Never resolves', inputSchema: { type: 'object', properties: {} },
-  execute: () => new Promise(() => {}),
+  name: 'hang', description: 'Never resolves (counts the calls it got)', inputSchema: { type: 'object', properties: {} },
+  execute: () => { window.hanging = (window.hanging ?? 0) + 1; return new Promise(() => {}); },
+});
+mc.registerTool({
+  name: 'hanging', description: 'How many hang calls reached the page', inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: true }, execute: () => window.hanging ?? 0,
 });
 mc.registerTool({
   name: 'forgeResults', description: 'Posts forged results for call ids 1..N on window',

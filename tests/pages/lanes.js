@@ -6,7 +6,14 @@ mc.registerTool({ name: 'echo', description: 'Returns its text', inputSchema: te
 mc.registerTool({
   name: 'later', description: 'Answers with its tag after ms milliseconds',
   inputSchema: { type: 'object', properties: { ms: { type: 'number' }, tag: { type: 'string' } } },
-  execute: ({ ms, tag }) => new Promise((resolve) => setTimeout(() => resolve({ tag }), ms)),
+  execute: ({ ms, tag }) => {
+    window.waiting = (window.waiting ?? 0) + 1;
+    return new Promise((resolve) => setTimeout(() => resolve({ tag }), ms));
+  },
+});
+mc.registerTool({
+  name: 'waiting', description: 'How many later calls reached the page', inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: true }, execute: () => window.waiting ?? 0,
 });
 mc.registerTool({
   name: 'knock', description: 'Opens url offering the given subprotocols, reports how it ended',

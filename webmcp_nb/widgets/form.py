@@ -68,7 +68,7 @@ class SchemaForm(W.VBox):
 
     def __init__(self, schema: dict[str, Any] | None, title: str = "") -> None:
         schema = schema or {}
-        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         required = set(schema.get("required") or [])
         self.fields = [
             _Field(n, p if isinstance(p, dict) else {}, n in required)
@@ -81,8 +81,8 @@ class SchemaForm(W.VBox):
             value=not self.fields and bool(props or schema.get("type") != "object"),
         )
         self.as_json.observe(self._switch, names="value")
-        header = [W.HTML(f"<b>{escape(title)}</b>")] if title else []
-        super().__init__(header + [self.as_json, self._body()], layout=W.Layout(width="100%"))
+        self._header = [W.HTML(f"<b>{escape(title)}</b>")] if title else []
+        super().__init__([*self._header, self.as_json, self._body()], layout=W.Layout(width="100%"))
 
     def _body(self) -> W.Widget:
         return self.editor if self.as_json.value else W.VBox([f.widget for f in self.fields])
@@ -90,7 +90,7 @@ class SchemaForm(W.VBox):
     def _switch(self, change: dict[str, Any]) -> None:
         if change["new"]:
             self.editor.value = json.dumps(self._from_fields(), indent=1)
-        self.children = (*self.children[:-1], self._body())
+        self.children = (*self._header, self.as_json, self._body())
 
     def _from_fields(self) -> dict[str, Any]:
         values = {f.name: f.read() for f in self.fields}

@@ -5,7 +5,6 @@ Every button has a programmatic twin: ``panel.tools.call_button.click()``."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from collections.abc import Callable
@@ -47,8 +46,8 @@ def _risk_html(risk: str | None) -> str:
 
 
 def _submit(coro: Any, done: Callable[[Any, BaseException | None], None]) -> None:
-    """Run ``coro`` on the library's loop; call ``done(result, error)`` there when it finishes."""
-    future = asyncio.run_coroutine_threadsafe(coro, _loop.loop())
+    """Run ``coro`` on the library's loop; call ``done(result, error)`` when it finishes. Never waits."""
+    future = _loop.submit(coro)
 
     def finished(f: Any) -> None:
         error = f.exception()
@@ -201,9 +200,12 @@ class Chat(W.VBox):
     def _agent(self) -> Agent:
         from ..agent import Agent
 
-        if self.agent is None or self.agent.tab is not self.owner.tab:
+        tab = self.owner.tab
+        if tab is None:
+            raise ValueError("the panel has no tab to chat about")
+        if self.agent is None or self.agent.tab is not tab:
             self.agent = Agent(
-                self.owner.tab,
+                tab,
                 provider=self.provider.value,
                 model=self.model.value or None,
                 base_url=self.base_url.value or None,
