@@ -1,6 +1,6 @@
 // The side panel: the current tab's tools (call one by hand), its skills (switch them), the operation log
 // of the session, confirmations (from a notebook agent and from this panel's chat), and the chat itself
-// (sidecar.js). Everything goes through the worker's hub (panel.js) over one runtime port; the hub records
+// (chat-loop.js). Everything goes through the worker's hub (panel.js) over one runtime port; the hub records
 // what the panel does as events, which reach the notebook's session when a notebook is connected.
 //
 // Page- and tool-provided text is only ever rendered with textContent (and in title attributes), with its
@@ -8,7 +8,7 @@
 // model-io.js's request headers: it is never read into this page's DOM, events or logs.
 import { CONFIRM } from './agent-rules.js';
 import { normalizeSchema, riskOf } from './agent-core.js';
-import { checkSettings, Sidecar } from './sidecar.js';
+import { ChatLoop, checkSettings } from './chat-loop.js';
 
 const PANEL = 'webmcp-nb-panel';
 const MAX_EVENTS = 500;
@@ -675,7 +675,7 @@ function addMessage(kind, text, label) {
   return node;
 }
 
-const sidecar = new Sidecar({
+const chat = new ChatLoop({
   tab: (tabId) => state.tabs.get(tabId) ?? null,
   call: (tabId, name, args) => request({ type: 'call', tabId, name, args }),
   emit: (kind, tabId, data) => void request({ type: 'emit', kind, tabId, data }),
@@ -706,7 +706,7 @@ function setBusy(busy) {
 async function sendChat() {
   const input = $('chat-input');
   const text = input.value.trim();
-  if (!text || sidecar.busy) return;
+  if (!text || chat.busy) return;
   await loadChatSettings();
   if (state.chatSettings.problem) {
     $('chat-settings-missing').hidden = false;
@@ -720,7 +720,7 @@ async function sendChat() {
   addMessage('user', text);
   state.chatBubble = null;
   setBusy(true);
-  const result = await sidecar.send(text, state.tabId);
+  const result = await chat.send(text, state.tabId);
   setBusy(false);
   const body = state.chatBubble?.querySelector('.body');
   if (result.answer && (!body || body.textContent !== visible(result.answer))) {
@@ -736,7 +736,7 @@ async function loadChatPolicy() {
   const select = $('chat-confirm');
   select.replaceChildren(...Object.keys(CONFIRM.policies).map((name) => el('option', { value: name, text: POLICY_LABELS[name] ?? name })));
   const { chatConfirm } = await chrome.storage.local.get('chatConfirm');
-  select.value = sidecar.setPolicy(chatConfirm ?? CONFIRM.default);
+  select.value = chat.setPolicy(chatConfirm ?? CONFIRM.default);
 }
 
 async function loadChatSettings() {
@@ -762,13 +762,13 @@ $('tool-args').addEventListener('keydown', (e) => {
   if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) callSelected();
 });
 $('chat-send').addEventListener('click', sendChat);
-$('chat-stop').addEventListener('click', () => sidecar.stop());
+$('chat-stop').addEventListener('click', () => chat.stop());
 $('chat-confirm').addEventListener('change', (e) => {
-  const policy = sidecar.setPolicy(e.target.value);
+  const policy = chat.setPolicy(e.target.value);
   chrome.storage.local.set({ chatConfirm: policy });
 });
 $('chat-clear').addEventListener('click', () => {
-  sidecar.reset();
+  chat.reset();
   $('chat-transcript').replaceChildren();
   state.chatBubble = null;
   state.notebookBubble = null;
@@ -782,7 +782,7 @@ $('chat-input').addEventListener('keydown', (e) => {
 for (const id of ['open-options', 'chat-setup']) $(id).addEventListener('click', () => chrome.runtime.openOptionsPage());
 chrome.storage.onChanged.addListener((changes, area) => {
   if (area === 'local' && changes.sidecar) loadChatSettings();
-  if (area === 'local' && changes.chatConfirm) $('chat-confirm').value = sidecar.setPolicy(changes.chatConfirm.newValue ?? CONFIRM.default);
+  if (area === 'local' && changes.chatConfirm) $('chat-confirm').value = chat.setPolicy(changes.chatConfirm.newValue ?? CONFIRM.default);
 });
 
 renderStatus();

@@ -44,7 +44,7 @@ def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 def test_the_parser_sees_the_imports() -> None:
     graph = imports()
     assert "relay.js" in graph["worker.js"] and "protocol.js" in graph["relay.js"]
-    assert "agent-core.js" in graph["sidecar.js"]  # an import spread over several lines
+    assert "agent-core.js" in graph["chat-loop.js"]  # an import spread over several lines
     assert cycles({"a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]}) == [["a.js", "b.js", "c.js", "a.js"]]
 
 

@@ -2,7 +2,7 @@
 
 The panel is opened as a normal tab with ``?tab=<id>``, which pins the page under test. It talks to the
 worker's hub like a real side panel: calls by hand are recorded in the notebook's session, a notebook
-agent's confirmation can be answered in it, and its own chat (sidecar.js) runs a tool-using turn against
+agent's confirmation can be answered in it, and its own chat (chat-loop.js) runs a tool-using turn against
 the scripted OpenAI-compatible server.
 """
 
