@@ -64,7 +64,7 @@ function logItem(event) {
       el('time', { text: clock(event.ts) }),
       el('span', { class: 'kind', text: event.kind }),
       el('span', { class: 'text', text: summary(event) }),
-      event.duration_ms != null ? el('span', { class: 'ms', text: `${Math.round(event.duration_ms)} ms` }) : null,
+      event.duration_ms !== null && event.duration_ms !== undefined ? el('span', { class: 'ms', text: `${Math.round(event.duration_ms)} ms` }) : null,
       fromPanel(event) ? el('span', { class: 'origin', text: 'panel', title: 'done in a side panel' }) : null));
   details.addEventListener('toggle', () => { // the full event, rendered when first opened
     if (details.open && details.childElementCount === 1) details.append(el('pre', { text: pretty(JSON.stringify(event)) }));
