@@ -1,7 +1,7 @@
-// The worker's hub for side panels: each open panel holds a port to the worker. The hub keeps the last events of the
-// session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab updates
-// to every panel, and acts for a panel: call a tool, re-read a tab's tools, answer a confirmation, switch a
-// skill, record an event.
+// The worker's hub for side panels: each open panel holds a port to the worker. The hub keeps the last events
+// of the session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab and
+// skill updates to every panel, and acts for a panel: call a tool, re-read a tab's tools, answer a
+// confirmation, switch a skill, record an event.
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from './protocol.js';

@@ -1,7 +1,7 @@
 // The side panel's chat: the transcript, the input and its buttons, the confirmation policy, and the chat loop
 // (chat-loop.js) that runs each turn with the shown tab's tools. A notebook agent's turns on the shown tab are
-// shown in the same transcript, from their events. The endpoint's API key is never read into this page: the
-// settings shown here are checked without it.
+// shown in the same transcript, from their events. Of the endpoint's settings this module keeps what is wrong
+// with them and shows the model's name; the API key is neither kept nor shown.
 import { CONFIRM } from '../agent-rules.js';
 import { ChatLoop, checkSettings } from '../chat-loop.js';
 import { addCard } from './cards.js';

@@ -5,7 +5,8 @@
 //
 // This entry connects the parts: the hub's messages to the sections that show them, and each event to the
 // log, the confirmation cards and the chat's transcript. Page- and tool-provided text is only ever rendered as
-// text (dom.js). The chat's API key stays in model-io.js's request headers: it is never read into this page.
+// text (dom.js). The chat's API key stays in model-io.js's request headers: never in this page's DOM, events or
+// logs.
 import { trackConfirmations } from './cards.js';
 import { loadChatPolicy, loadChatSettings, setUpChat, trackNotebookTurn } from './chat.js';
 import { $ } from './dom.js';
