@@ -31,7 +31,7 @@ def side_panel() -> None:
             cdp = p.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
             page = cdp.contexts[0].new_page()
             page.set_viewport_size({"width": 400, "height": 900})
-            page.goto(f"chrome-extension://{EXTENSION_ID}/sidepanel.html?tab={tab.id}")
+            page.goto(f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html?tab={tab.id}")
             page.locator('#tools li[data-tool="listFlights"]').click()
             page.locator("#call-button").click()
             page.locator("#tool-result").wait_for()

@@ -16,6 +16,7 @@ export function fill(template, values = {}) {
 
 const escapeText = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const escapeAttribute = (text) => escapeText(text).replace(/"/g, '&quot;');
+// eslint-disable-next-line no-control-regex -- control characters are what it finds (as agent_rules.py's does)
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f\u2028\u2029]+/g;
 
 // The first `limit` characters of `text`, counted as Python counts them (code points, not UTF-16 units), and

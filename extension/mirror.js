@@ -6,9 +6,6 @@
 // `resyncAll` asks every frame to announce itself again.
 import { Method, PAGE_SOURCES } from './protocol.js';
 import { isConnected, notify } from './relay.js';
-import { failCallsOf, handleResult } from './calls.js';
-import { skillToolVisible } from './skills.js';
-import { tabChanged, tabClosed } from './panel.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 1;
@@ -31,6 +28,18 @@ const syncs = new Map(); // sync id → resolve
 let nextSyncId = 1;
 
 const byFrame = (a, b) => a.frameId - b.frameId;
+
+// What the mirror asks of the modules above it and tells them. worker.js connects these, so the mirror imports
+// none of those modules: whether a skill's tool is shown (skills.js), a call's result arriving on an endpoint's
+// port and a port that closed (calls.js), a tab that changed or closed (panel-hub.js).
+const wiring = {
+  skillToolVisible: () => false,
+  result: () => {},
+  portClosed: () => {},
+  tabChanged: () => {},
+  tabClosed: () => {},
+};
+export const wireMirror = (callbacks) => Object.assign(wiring, callbacks);
 
 // One endpoint's tools by name, in the order they joined, within the bounds. `count` is how many the frame
 // says it has; the difference is what was left out. (`length` is for lanes.js, which asks whether there are any.)
@@ -135,7 +144,7 @@ function currentRecords(tabId) {
   }
   for (const endpoint of all.filter((e) => e.kind === SKILLS).sort(byFrame)) {
     for (const [name, record] of endpoint.tools) {
-      if (taken.has(name) || !skillToolVisible(record.tool.source, name)) continue;
+      if (taken.has(name) || !wiring.skillToolVisible(record.tool.source, name)) continue;
       out.set(record.key, record);
       taken.add(name);
     }
@@ -187,7 +196,7 @@ export function findTool(tabId, name, frameId) {
   const page = pages.find((e) => wanted(e) && e.tools.has(name));
   if (page) return { tool: page.tools.get(name).tool, endpoint: page };
   if (!pages.some((e) => e.tools.has(name))) {
-    const skill = all.find((e) => e.kind === SKILLS && e.tools.has(name) && skillToolVisible(e.tools.get(name).tool.source, name));
+    const skill = all.find((e) => e.kind === SKILLS && e.tools.has(name) && wiring.skillToolVisible(e.tools.get(name).tool.source, name));
     if (skill) return wanted(skill) ? { tool: skill.tools.get(name).tool, endpoint: skill } : null;
   }
   const unlisted = pages.filter((e) => wanted(e) && e.tools.omitted > 0);
@@ -257,7 +266,7 @@ export function flushDirty() {
       else pushed.delete(tabId);
       notify(Method.TAB_UPDATED, { tab, changes });
     }
-    tabChanged(tabId);
+    wiring.tabChanged(tabId);
   }
   dirty.clear();
 }
@@ -288,7 +297,7 @@ chrome.tabs.onRemoved.addListener((tabId) => {
   dirty.delete(tabId);
   pushed.delete(tabId);
   notify(Method.TAB_REMOVED, { tabId });
-  tabClosed(tabId);
+  wiring.tabClosed(tabId);
 });
 
 // A port from a content script (PAGE) or from a skill runtime (SKILLS) in some frame of some tab.
@@ -310,14 +319,14 @@ export function attach(port, kind, relayUp) {
       if (waiter?.tabId === tabId) waiter.done();
       if (kind === PAGE) offerLane(endpoint, tabId);
     } else if (message?.type === 'result') {
-      handleResult(port, message);
+      wiring.result(port, message);
     } else if (message?.type === 'lane' && kind === PAGE) {
       laneReport(endpoint, tabId, message);
     }
   });
   port.onDisconnect.addListener(() => {
     if (endpoints.get(tabId)?.delete(endpoint)) markDirty(tabId);
-    failCallsOf(port);
+    wiring.portClosed(port);
   });
 }
 

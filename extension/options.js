@@ -7,7 +7,7 @@
 import { DEFAULT_PORT } from './protocol.js';
 import { forgetPairing, pair } from './pairing.js';
 import { PROVIDERS } from './agent-rules.js';
-import { checkSettings } from './sidecar.js';
+import { checkSettings } from './chat-loop.js';
 
 const $ = (id) => document.getElementById(id);
 

@@ -6,11 +6,15 @@
 import { ErrorCode, Method } from './protocol.js';
 import { RelayError, isConnected, notify } from './relay.js';
 import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
-import { skillsChanged } from './panel.js';
 
 const RUNTIME = [{ file: 'bridge-serialize.js' }, { file: 'skill-runtime.js' }];
 const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+// Who hears that the installed skills changed (worker.js connects the side panels' hub), so that this module
+// imports nothing above it.
+const wiring = { changed: () => {} };
+export const wireSkills = (callbacks) => Object.assign(wiring, callbacks);
 
 export function skillToolVisible(skillName, toolName) {
   const skill = installed.get(skillName);
@@ -57,7 +61,7 @@ async function requireUserScripts() {
 async function persist() {
   await chrome.storage.session.set({ skills: [...installed.values()] });
   notify(Method.SKILLS_UPDATED, { skills: skillsState() });
-  skillsChanged();
+  wiring.changed();
 }
 
 export async function restoreSkills() {

@@ -1,12 +1,18 @@
-// The service worker's entry: wires the relay connection to the tab mirror, tool calls, tab actions and
-// skills. Listeners are registered at the top level so a restarted worker receives the event that woke it.
+// The service worker's entry: wires the relay connection to the tab mirror, tool calls, tab actions, skills
+// and the side panels' hub. Listeners are registered at the top level so a restarted worker receives the event
+// that woke it.
+//
+// Each module imports only the ones below it (tests/test_extension_imports.py fails on a cycle):
+//   protocol.js, auth.js, pairing.js → relay.js → lanes.js → mirror.js → calls.js, tab-actions.js, skills.js
+//   → panel-hub.js → worker.js
+// What a lower module must ask or tell a higher one is connected here.
 import { Method, PROTOCOL_VERSION } from './protocol.js';
 import { configure, connect, isConnected, notify, reconnect } from './relay.js';
-import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints } from './mirror.js';
-import { callTool } from './calls.js';
+import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints, wireMirror } from './mirror.js';
+import { callTool, failCallsOf, handleResult } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
-import { checkUserScripts, restoreSkills, skillHandlers, skillsState } from './skills.js';
-import { addEvents, attachPanel, relayChanged, setClients } from './panel.js';
+import { checkUserScripts, restoreSkills, skillHandlers, skillsState, skillToolVisible, wireSkills } from './skills.js';
+import { addEvents, attachPanel, relayChanged, setClients, skillsChanged, tabChanged, tabClosed } from './panel-hub.js';
 
 const PANEL = 'webmcp-nb-panel';
 
@@ -18,6 +24,9 @@ async function browserId() {
   }
   return id;
 }
+
+wireMirror({ skillToolVisible, result: handleResult, portClosed: failCallsOf, tabChanged, tabClosed });
+wireSkills({ changed: skillsChanged });
 
 const restored = restoreSkills();
 
@@ -61,7 +70,7 @@ chrome.storage.onChanged.addListener((changes, area) => {
 chrome.runtime.onConnect.addListener((port) => {
   if (port.name === PAGE) attach(port, PAGE, isConnected());
   else if (port.name === PANEL && port.sender?.id === chrome.runtime.id && port.sender.url?.startsWith(chrome.runtime.getURL(''))) {
-    attachPanel(port, { sync: tabHandlers[Method.TAB_SYNC] }); // our own page (the side panel, or the same page opened in a tab); never a content script
+    attachPanel(port); // our own page (the side panel, or the same page opened in a tab); never a content script
   }
   else port.disconnect();
 });

@@ -222,7 +222,7 @@ def test_no_face_keeps_its_own_copy_of_a_text() -> None:
     texts = {agent_rules.SYSTEM_PROMPT.splitlines()[0], *agent_rules.PROMPT_MODE.splitlines()}
     for text in _leaf_texts(TEXTS):
         texts |= {part for part in re.split(r"\{\w+\}", text) if len(part) >= 24}
-    sources = [*(ROOT / "extension").glob("*.js"), *(ROOT / "webmcp_nb").rglob("*.py")]
+    sources = [*(ROOT / "extension").rglob("*.js"), *(ROOT / "webmcp_nb").rglob("*.py")]
     for path in sources:
         if path.name in ("agent-rules.js", "agent_rules.py"):
             continue

@@ -1,8 +1,8 @@
-"""The extension's side panel (extension/sidepanel.html) in a real browser, driven with Playwright over CDP.
+"""The extension's side panel (extension/sidepanel/sidepanel.html) in a real browser, driven with Playwright over CDP.
 
 The panel is opened as a normal tab with ``?tab=<id>``, which pins the page under test. It talks to the
 worker's hub like a real side panel: calls by hand are recorded in the notebook's session, a notebook
-agent's confirmation can be answered in it, and its own chat (sidecar.js) runs a tool-using turn against
+agent's confirmation can be answered in it, and its own chat (chat-loop.js) runs a tool-using turn against
 the scripted OpenAI-compatible server.
 """
 
@@ -28,7 +28,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the panel
-PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
+PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
 OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
 DENIED = "The user denied this action. Do not retry it; ask the user what to do instead."
 RESULTS_QUERY = "&".join(f"{k}={v}" for k, v in DEMO_SEARCH.items())  # opens the flight demo on its results

@@ -40,7 +40,7 @@ sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the side panel
-PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel.html"
+PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
 OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
 TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -52,7 +52,7 @@ OUR_TAGS = [
     "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
     "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "img",
 ]  # fmt: skip
-# The side panel's own elements (sidepanel.html and what sidepanel.js builds with textContent).
+# The side panel's own elements (sidepanel/sidepanel.html and what its modules build with textContent).
 PANEL_TAGS = [
     "html", "head", "meta", "title", "link", "body", "header", "div", "span", "button", "section", "details",
     "summary", "h2", "ul", "ol", "li", "p", "strong", "pre", "label", "textarea", "input", "time", "script",
@@ -405,7 +405,7 @@ def open_panel(lab: Lab) -> Any:
 
 
 def check_panel(page: Any, what: str) -> None:
-    seen = page.evaluate(CHECK_DOM, {"tags": PANEL_TAGS, "styles": [], "scripts": ["sidepanel.js"]})
+    seen = page.evaluate(CHECK_DOM, {"tags": PANEL_TAGS, "styles": [], "scripts": ["main.js"]})
     bad = violations(seen, what)
     assert not bad, "\n".join(bad)
 

@@ -3,7 +3,7 @@
 policies, provider presets with their hosts and quirks, and the schema and name rules.
 
 Two faces follow them: the notebook's agent (``agent.py``, ``model_io.py``, ``model_tools.py``,
-``providers.py``) and the side panel's chat (``extension/sidecar.js``). ``python -m webmcp_nb.agent_rules``
+``providers.py``) and the side panel's chat (``extension/chat-loop.js``). ``python -m webmcp_nb.agent_rules``
 writes the data into ``extension/agent-rules.js`` and a test keeps the two equal; the few functions that apply
 the data exist in both languages (here and in ``extension/agent-core.js``) and are held to one file of cases,
 ``tests/vectors/agent_rules.json``. Standard library only: ``tools.py`` imports it for ``Tool.risk``.

@@ -473,8 +473,8 @@ PANEL_EVENT_DATA: dict[str, type[_PanelData]] = {
     "agent.error": AgentErrorData,
     "agent.turn.finished": AgentTurnFinishedData,
 }
-"""The kinds of event a side panel sends (``extension/panel.js``: hand calls and confirmation answers;
-``extension/sidecar.js``: its chat), each with its fields. Nothing else (evidence above all) comes from a panel."""
+"""The kinds of event a side panel sends (``extension/panel-hub.js``: hand calls and confirmation answers;
+``extension/chat-loop.js``: its chat), each with its fields. Nothing else (evidence above all) comes from a panel."""
 
 
 class PanelEvent(BaseModel):

@@ -1,7 +1,7 @@
-// The hub for side panels: each open panel holds a port to the worker. The hub keeps the last events of the
-// session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab updates
-// to every panel, and acts for a panel: call a tool, re-read a tab's tools, answer a confirmation, switch a
-// skill, record an event.
+// The worker's hub for side panels: each open panel holds a port to the worker. The hub keeps the last events
+// of the session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab and
+// skill updates to every panel, and acts for a panel: call a tool, re-read a tab's tools, answer a
+// confirmation, switch a skill, record an event.
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from './protocol.js';
@@ -9,6 +9,7 @@ import { connectionState, isConnected, notify } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
+import { tabHandlers } from './tab-actions.js';
 
 const LOG_SIZE = 500;
 const log = [];
@@ -76,23 +77,20 @@ const actions = {
     emit(kind, tabId, data ?? {});
     return { ok: true };
   },
+  // After a chat step that may have changed the page: the relay's tab.sync (the tab's frames report their
+  // tools), then the tab as it is now.
+  sync: async ({ tabId }) => {
+    await tabHandlers[Method.TAB_SYNC]({ tabId });
+    return { ok: true, tab: tabInfo(tabId) };
+  },
 };
 
-// `sync` is the relay's tab.sync handler (tab-actions.js), handed over by the worker: after a chat step that may
-// have changed the page, the panel asks for it (the tab's frames report their tools) and gets the tab back.
-export function attachPanel(port, { sync }) {
-  const portActions = {
-    ...actions,
-    sync: async ({ tabId }) => {
-      await sync({ tabId });
-      return { ok: true, tab: tabInfo(tabId) };
-    },
-  };
+export function attachPanel(port) {
   panels.add(port);
   port.onDisconnect.addListener(() => panels.delete(port));
   port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState() });
   port.onMessage.addListener(async (message) => {
-    const action = Object.hasOwn(portActions, message?.type) ? portActions[message.type] : null;
+    const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
     if (!action) return;
     let reply;
     try {

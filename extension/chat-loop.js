@@ -1,12 +1,13 @@
-// The side panel's own chat loop ("sidecar"): an OpenAI-compatible model using the current tab's tools, by the
-// rules the Python agent follows (agent-rules.js, generated from webmcp_nb/agent_rules.py; applied by
-// agent-core.js): the same prompt, limits, texts, risk levels and confirmation policies, provider quirks and
-// framing of page text. However a turn ends — an answer, the call limit, the time limit, an error, Stop — every
-// tool call in the history keeps a result saying what became of it, so the next turn is accepted.
+// The side panel's chat loop: an OpenAI-compatible model using the current tab's tools, by the rules the Python
+// agent follows (agent-rules.js, generated from webmcp_nb/agent_rules.py; applied by agent-core.js): the same
+// prompt, limits, texts, risk levels and confirmation policies, provider quirks and framing of page text.
+// However a turn ends — an answer, the call limit, the time limit, an error, Stop — every tool call in the
+// history keeps a result saying what became of it, so the next turn is accepted.
 //
-// The endpoint comes from chrome.storage.local.sidecar = {baseUrl, model, apiKey}. The key goes into the
-// Authorization header of requests to `${baseUrl}/chat/completions` and nowhere else: not into events, the
-// DOM, the console, or error messages (text the endpoint sends back is scrubbed of it).
+// The endpoint comes from chrome.storage.local.sidecar = {baseUrl, model, apiKey}, written by the options page
+// (the key keeps the module's old name, so stored settings stay). The key goes into the Authorization header of
+// requests to `${baseUrl}/chat/completions` and nowhere else: not into events, the DOM, the console, or error
+// messages (text the endpoint sends back is scrubbed of it).
 //
 // This module does no I/O of its own besides model-io.js's fetch; the panel gives it a host:
 //   tab(tabId) → tab info {id, url, title, tools} or null     call(tabId, name, args) → {ok, text?, error?}
@@ -64,7 +65,7 @@ const aborted = (signal) => new Promise((_, reject) => {
   signal.addEventListener('abort', () => reject(signal.reason), { once: true });
 });
 
-export class Sidecar {
+export class ChatLoop {
   constructor(host) {
     this.host = host;
     this.messages = []; // the conversation without the system message

@@ -1,0 +1,59 @@
+"""The extension's ES modules import only downward: no module reaches, through its imports, back to itself.
+Where a lower module must tell a higher one something, the entry (worker.js, sidepanel/main.js) connects them
+with callbacks. This reads the ``import … from './x.js'`` lines of every ``extension/**/*.js``."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+EXTENSION = Path(__file__).resolve().parents[1] / "extension"
+IMPORT = re.compile(r"""^(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]""", re.M)
+
+
+def imports() -> dict[str, list[str]]:
+    """Each module (its path inside extension/) → the modules it imports, resolved to paths inside extension/."""
+    graph = {}
+    for path in sorted(EXTENSION.rglob("*.js")):
+        found = [a or b for a, b in IMPORT.findall(path.read_text(encoding="utf-8"))]
+        graph[path.relative_to(EXTENSION).as_posix()] = [
+            (path.parent / name).resolve().relative_to(EXTENSION).as_posix() for name in found
+        ]
+    return graph
+
+
+def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+    """Every import cycle found by a depth-first walk, each as the modules along it (first one repeated)."""
+    found, done = [], set()
+
+    def walk(module: str, path: list[str]) -> None:
+        if module in path:
+            found.append(path[path.index(module) :] + [module])
+            return
+        if module in done:
+            return
+        for imported in graph.get(module, []):
+            walk(imported, path + [module])
+        done.add(module)
+
+    for module in graph:
+        walk(module, [])
+    return found
+
+
+def test_the_parser_sees_the_imports() -> None:
+    graph = imports()
+    assert "relay.js" in graph["worker.js"] and "protocol.js" in graph["relay.js"]
+    assert "agent-core.js" in graph["chat-loop.js"]  # an import spread over several lines
+    assert cycles({"a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]}) == [["a.js", "b.js", "c.js", "a.js"]]
+
+
+def test_every_import_names_a_module_that_exists() -> None:
+    graph = imports()
+    missing = [f"{module} imports {name}" for module, names in graph.items() for name in names if name not in graph]
+    assert not missing, "\n".join(missing)
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    found = cycles(imports())
+    assert not found, "import cycles:\n" + "\n".join(" → ".join(cycle) for cycle in found)
