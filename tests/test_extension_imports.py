@@ -28,12 +28,12 @@ def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 
     def walk(module: str, path: list[str]) -> None:
         if module in path:
-            found.append(path[path.index(module) :] + [module])
+            found.append([*path[path.index(module) :], module])
             return
         if module in done:
             return
         for imported in graph.get(module, []):
-            walk(imported, path + [module])
+            walk(imported, [*path, module])
         done.add(module)
 
     for module in graph:
