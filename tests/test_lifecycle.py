@@ -30,6 +30,7 @@ SEARCH = {
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(server):
     # A plain subprocess browser: nothing attaches to the worker, so only its own keepalive keeps it up.
