@@ -190,8 +190,12 @@ function open(current) {
 
 // The listener on the relay's port did not prove the secret. With a pairing, the secret may have been rotated:
 // ask the host once for the current one. Otherwise (or if it is the same) this is not our relay.
+// At most one such re-pairing a minute: a squatter that keeps failing must not keep starting the native host.
+const REPAIR_INTERVAL_MS = 60_000;
+let lastRepair = 0;
 async function distrust(current) {
-  if (current.source === 'pairing' && !(await pairingPaused())) {
+  if (current.source === 'pairing' && Date.now() - lastRepair > REPAIR_INTERVAL_MS && !(await pairingPaused())) {
+    lastRepair = Date.now();
     const { pairing } = await pair();
     if (pairing && pairing.secret !== current.secret) {
       backoff = 250;

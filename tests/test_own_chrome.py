@@ -154,6 +154,16 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
         assert flights.call("searchFlights", SEARCH).value["count"] > 0
         assert account.pairings() == 2
 
+        # The secret is rotated: the next connections need the new one; the extension, whose proof no longer
+        # matches, asks the host once for it and carries on.
+        old_secret = read_secret()
+        rotated = account.cli("pair", "--rotate", "--port", str(account.port))
+        assert rotated.returncode == 0 and read_secret() != old_secret
+        os.kill(account.daemon_pid(), signal.SIGTERM)
+        eventually(lambda: not again.connected, 10, "the client to notice")
+        assert flights.call("searchFlights", SEARCH).value["count"] > 0
+        assert account.pairings() == 3
+
         diagnosis = wm.doctor(account.port)
         lines = {c.name: c for c in diagnosis.checks}
         assert lines["relay"].status == "ok" and lines["host for Chromium"].status == "ok"
