@@ -84,7 +84,7 @@ class Browser:
     browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
     ``_attach_session``/``_detach_session``/``_around_call`` (sessions and their evidence),
     ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
-    ``_warn_if_skills_off`` (``launch()`` and ``connect()``)."""
+    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions)."""
 
     def __init__(
         self,
@@ -237,6 +237,7 @@ class Browser:
                 )
         for gone in before.values():
             self.events.emit("mcp.session.ended", session=gone.id, client=gone.client, pid=gone.pid)
+
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)
         self.id = info.id
@@ -365,6 +366,15 @@ class Browser:
                     raise crash from None
             raise
 
+    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> None:
+        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in."""
+        self._connection.add_listener(listener)
+
+    async def _relay_request(self, method: Method, params: dict[str, Any], timeout: float = 10.0) -> Any:
+        """A request the relay answers itself (MCP sessions), with no browser in between."""
+        await self._connection.wait_ready()
+        return await self._connection.request(method.value, params, timeout)
+
     # ----- for the rest of the package: tabs, sessions, skills -----
 
     def _has_tab(self, tab: Tab) -> bool:
@@ -413,7 +423,7 @@ class Browser:
     @on_loop
     async def aclose_mcp_session(self, session_id: str) -> None:
         """End an MCP client's session: its server process stops serving (its client sees it gone)."""
-        await self._connection.request(Method.SESSION_CLOSE.value, {"sessionId": session_id}, 10.0)
+        await self._relay_request(Method.SESSION_CLOSE, {"sessionId": session_id})
 
     close_mcp_session = blocking(aclose_mcp_session)
 

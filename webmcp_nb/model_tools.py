@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +37,9 @@ class ToolSpec:
         return arguments.get(WRAPPED) if self.wrapped else arguments
 
 
-def model_name(name: str, taken: set[str]) -> str:
-    """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``."""
-    limit = NAMES["max_length"]
+def model_name(name: str, taken: Container[str], limit: int = NAMES["max_length"]) -> str:
+    """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``; ``limit``
+    cuts it shorter (MCP clients add their own prefix to a server's tool names)."""
     base = _NOT_ALLOWED.sub(NAMES["replacement"], name)[:limit] or NAMES["fallback"]
     candidate, n = base, 2
     while candidate in taken:

@@ -696,18 +696,18 @@ class Relay:
         return next((s for s in self._sessions.values() if s.owner is client), None)
 
     def _register(self, client: RelayClient, params: dict[str, Any]) -> dict[str, Any]:
-        """``session.register``: the client (an MCP server process) is a session from now until it leaves."""
+        """``session.register``: the client (an MCP server process) is a session from now until it leaves; again,
+        it renames its session (the MCP client's name is known only once it introduced itself)."""
         name, pid = params.get("client"), params.get("pid")
         if not isinstance(name, str) or not isinstance(pid, int) or isinstance(pid, bool):
             raise _Refused(ErrorCode.BAD_REQUEST, "session.register needs client (a string) and pid (an integer)")
-        for sid in [sid for sid, s in self._sessions.items() if s.owner is client]:
-            del self._sessions[sid]  # one session per client connection
-        now = time.time()
-        info = SessionInfo(id=uuid.uuid4().hex[:12], client=name[:MAX_CLIENT_NAME], pid=pid, started=now)
-        info.last_activity = now
-        self._sessions[info.id] = _Session(client, info)
+        session, now = self._session_of(client), time.time()
+        if session is None:  # one session per client connection; registering again renames it
+            info = SessionInfo(id=uuid.uuid4().hex[:12], started=now)
+            session = self._sessions[info.id] = _Session(client, info)
+        session.info.client, session.info.pid, session.info.last_activity = name[:MAX_CLIENT_NAME], pid, now
         self._sessions_changed()
-        return {"session": info.model_dump(by_alias=True)}
+        return {"session": session.info.model_dump(by_alias=True)}
 
     def _bind(self, client: RelayClient, params: dict[str, Any]) -> dict[str, Any]:
         """``session.bind``: the client's session takes a tab (``tabId`` null lets it go). A tab another session
