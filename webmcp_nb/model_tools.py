@@ -10,10 +10,13 @@ import json
 import re
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent_rules import LIMITS, NAMES, RISK, SCHEMA
 from .tools import Tool
+
+if TYPE_CHECKING:
+    from .mcp.client import MCPTool
 
 __all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "description_for_model", "specs_text"]
 
@@ -28,13 +31,18 @@ class ToolSpec:
     """One tool offered to the model."""
 
     model_name: str
-    tool: Tool
+    tool: Tool | MCPTool
     function: dict[str, Any]
     wrapped: bool
     """The page's schema was not an object: the model fills ``{"input": ...}`` and the page gets the value."""
 
     def page_arguments(self, arguments: dict[str, Any]) -> Any:
         return arguments.get(WRAPPED) if self.wrapped else arguments
+
+    @property
+    def tool_name(self) -> str:
+        """What events and confirmations call the tool: the page's name, or ``<server>.<tool>`` for an MCP tool."""
+        return str(getattr(self.tool, "qualified_name", self.tool.name))
 
 
 def model_name(name: str, taken: Container[str], limit: int = NAMES["max_length"]) -> str:
@@ -101,11 +109,12 @@ def description_for_model(description: str | None, title: str | None, name: str,
     return text[: LIMITS["max_description_chars"]]
 
 
-def tool_specs(tools: Iterable[Tool]) -> dict[str, ToolSpec]:
-    """Function specs for ``tools``, by the name the model will use."""
+def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
+    """Function specs for ``tools`` (page tools, and MCP servers' tools under ``<server>.<tool>``), by the name
+    the model will use."""
     specs: dict[str, ToolSpec] = {}
     for tool in tools:
-        name = model_name(tool.name, set(specs))
+        name = model_name(getattr(tool, "qualified_name", tool.name), set(specs))
         parameters, wrapped = normalize_schema(tool.info.input_schema)
         untrusted = tool.annotations.get("untrustedContentHint") is True
         description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)
