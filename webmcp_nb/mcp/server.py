@@ -62,6 +62,8 @@ PROGRESS_EVERY = 1.0
 """Seconds between progress notifications while a page tool runs."""
 STARTUP_WAIT = 60.0
 """Seconds a request waits for the browser to be ready before it says what is missing."""
+RETRY_WAIT = 5.0
+"""Seconds a request waits for a browser to join the relay when none had at start."""
 
 INSTRUCTIONS = (
     "Drives one tab of the user's browser through the webmcp-nb extension. Bind a tab first (open_tab or "
@@ -266,6 +268,7 @@ class WebMCPServer:
         """Set when the user closed this session (in a side panel or a notebook): the process then exits."""
         self._ready = asyncio.Event()
         self._startup_error: str | None = None
+        self._starting = asyncio.Lock()
         self._client_name = ""
         self._names = _PageNames(None)
         self._retired: dict[str, str] = {}  # MCP names of tools no longer callable → why
@@ -287,10 +290,11 @@ class WebMCPServer:
 
     # ----- the browser and the session -----
 
-    async def start(self) -> None:
-        """Reach the browser (launching it, or through the daemon), register the session, bind the first tab."""
+    async def start(self, browser_wait: float = 40.0) -> None:
+        """Reach the browser (launching it, or through the daemon, waiting ``browser_wait`` seconds for one to be
+        connected), register the session, bind the first tab."""
         try:
-            self.browser = await self._open_browser()
+            self.browser = await self._open_browser(browser_wait)
             self.browser._on_relay(self._on_relay)
             self.browser.events.subscribe(self._on_event)
             await self._register()
@@ -304,7 +308,7 @@ class WebMCPServer:
         finally:
             self._ready.set()
 
-    async def _open_browser(self) -> Browser:
+    async def _open_browser(self, browser_wait: float) -> Browser:
         from ..connect import aconnect
         from ..launch import alaunch
 
@@ -312,7 +316,14 @@ class WebMCPServer:
             return await alaunch(
                 self.options.url, headless=not self.options.headed, native_webmcp=self.options.native_webmcp
             )
-        return await aconnect(self.options.port, browser_id=self.options.browser_id)
+        return await aconnect(self.options.port, browser_id=self.options.browser_id, timeout=browser_wait)
+
+    async def _retry_start(self) -> None:
+        """Your own Chrome may come after its MCP client started this server: each request tries again."""
+        async with self._starting:
+            if self.browser is None and not self.options.launch and self._startup_error is not None:
+                self._startup_error = None
+                await self.start(browser_wait=RETRY_WAIT)
 
     async def aclose(self) -> None:
         """Leave the relay, and stop the Chromium this process launched."""
@@ -322,7 +333,7 @@ class WebMCPServer:
 
     async def _register(self) -> None:
         assert self.browser is not None
-        params = {"client": self._client_name, "pid": os.getppid()}
+        params = {"client": self._client_name, "pid": os.getpid()}
         reply = await self.browser._relay_request(Method.SESSION_REGISTER, params)
         self.session_id = reply["session"]["id"]
 
@@ -444,6 +455,8 @@ class WebMCPServer:
         await self._enter(ctx)
         arguments = params.arguments or {}
         try:
+            if self._startup_error is not None and self.browser is None:
+                await self._retry_start()
             if self._startup_error is not None:
                 raise _Failure(f"the browser is not available: {self._startup_error}")
             if params.name in _FIXED_NAMES:
