@@ -1,7 +1,7 @@
 """Several MCP clients on one browser at once: two ``webmcp-nb mcp`` processes join the real relay daemon as
 ordinary clients, each bound to its own tab of one Chromium, each seeing only its tab's tools. The side panel and
 a notebook list both sessions; what a session does reaches the notebook's event stream; a session closed in the
-side panel ends its server process."""
+side panel, or in the notebook panel, ends its server process; Focus brings a session's tab to the front."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from webmcp_nb.connect import start_daemon
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.home import read_secret
 from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.widgets.sessions import SessionsView
 
 sync_api = pytest.importorskip("playwright.sync_api")
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
@@ -82,6 +83,18 @@ def side_panel_sessions(chromium: ChromiumProcess, closing: str) -> list[str]:
     return shown
 
 
+def focus_and_close_from_the_notebook(notebook: wm.Browser, tab_id: int) -> None:
+    """The notebook panel's MCP sessions tab: Focus brings the session's tab to the front, Close ends it."""
+    view = SessionsView(notebook)
+    (session_id,) = view.close_buttons
+    assert not notebook.tab(tab_id).active  # the side panel's page was in front
+    view.focus_buttons[session_id].click()
+    eventually(lambda: notebook.tab(tab_id).active, 20, "the session's tab in front")
+    view.close_buttons[session_id].click()
+    eventually(lambda: not notebook.mcp_sessions and "No MCP client" in view.children[0].value, 20, "no session")
+    view.close()
+
+
 def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: Any, tmp_path: Path) -> None:
     notebook = wm.connect(daemon.port, timeout=40)
     mcp_events: list[wm.events.Event] = []
@@ -122,6 +135,9 @@ def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: A
                     await a.list_tools()
             assert [s.client for s in notebook.mcp_sessions] == ["client-b"]
             assert {t.name for t in (await b.list_tools()).tools} == listed_b
+            await anyio.to_thread.run_sync(focus_and_close_from_the_notebook, notebook, tabs["client-b"])
+            with anyio.fail_after(20), pytest.raises(Exception):  # noqa: B017
+                await b.list_tools()
 
     try:
         with open(tmp_path / "servers.log", "w") as errlog:
