@@ -100,6 +100,15 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
             assert "page_boom" in listed and "page_searchFlights" not in listed
             assert "page_ns_echo" in listed  # the page's "ns.echo", made safe
 
+            shot = await client.call_tool("screenshot", {})
+            assert shot.content[0].type == "image" and shot.content[0].mime_type == "image/png"
+            skills = json.loads((await client.call_tool("list_skills", {})).content[0].text)
+            assert "dom" in {skill["name"] for skill in skills["shipped"]}
+            injected = json.loads((await client.call_tool("inject_skill", {"name": "dom"})).content[0].text)
+            assert injected["ok"] and "readPage" in injected["tools"]
+            seen = await changes.after(seen)  # the skill's tools joined the page's
+            assert "page_readPage" in names(await client.list_tools())
+
             failed = await client.call_tool("page_boom", {})
             assert failed.is_error and "kaboom 42" in failed.content[0].text
             stale = await client.call_tool("page_listFlights", {})
