@@ -70,7 +70,10 @@
       const run = Promise.resolve().then(() => entry.execute(args));
       const aborted = new Promise((_, reject) => {
         if (signal?.aborted) reject(signal.reason);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+        signal?.addEventListener('abort', () => {
+          this.dispatchEvent(Object.assign(new Event('toolcancel'), { toolName: entry.name })); // as native WebMCP
+          reject(signal.reason);
+        }, { once: true });
       });
       const value = await Promise.race([run, aborted]);
       return typeof value === 'string' ? value : slot.toText(value);

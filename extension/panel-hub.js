@@ -1,7 +1,7 @@
 // The worker's hub for side panels: each open panel holds a port to the worker. The hub keeps the last events
 // of the session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab and
-// skill updates to every panel, and acts for a panel: call a tool, re-read a tab's tools, answer a
-// confirmation, switch a skill, record an event.
+// skill updates and the relay's MCP sessions to every panel, and acts for a panel: call a tool, re-read a tab's
+// tools, answer a confirmation, switch a skill, record an event, focus a session's tab, close a session.
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from './protocol.js';
@@ -15,6 +15,7 @@ const LOG_SIZE = 500;
 const log = [];
 const panels = new Set();
 let clients = 0;
+let sessions = []; // the relay's MCP sessions (sessions.updated), as it sent them
 
 function broadcast(message) {
   for (const port of panels) port.postMessage(message);
@@ -36,6 +37,11 @@ export function addEvents(events) {
 export function setClients(count) {
   clients = count;
   broadcast(status());
+}
+
+export function setSessions(list) {
+  sessions = list;
+  broadcast({ type: 'sessions', sessions });
 }
 
 export const relayChanged = () => broadcast(status());
@@ -77,6 +83,17 @@ const actions = {
     emit(kind, tabId, data ?? {});
     return { ok: true };
   },
+  // An MCP session's tab, brought to the front of its window; a session the user ends (its client sees it gone).
+  focus: async ({ tabId }) => {
+    const tab = await chrome.tabs.update(tabId, { active: true });
+    await chrome.windows.update(tab.windowId, { focused: true }).catch(() => {});
+    return { ok: true };
+  },
+  closeSession: ({ sessionId }) => {
+    if (!isConnected()) return { ok: false, error: { code: 'NOT_CONNECTED', message: 'The relay is not connected' } };
+    notify(Method.SESSION_CLOSE, { sessionId: String(sessionId) });
+    return { ok: true };
+  },
   // After a chat step that may have changed the page: the relay's tab.sync (the tab's frames report their
   // tools), then the tab as it is now.
   sync: async ({ tabId }) => {
@@ -88,7 +105,7 @@ const actions = {
 export function attachPanel(port) {
   panels.add(port);
   port.onDisconnect.addListener(() => panels.delete(port));
-  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState() });
+  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), sessions });
   port.onMessage.addListener(async (message) => {
     const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
     if (!action) return;

@@ -19,6 +19,7 @@ export const ErrorCode = Object.freeze({
   "CONFIRMATION_REQUIRED": "CONFIRMATION_REQUIRED",
   "RESULT_TOO_LARGE": "RESULT_TOO_LARGE",
   "SKILL_UNHEALTHY": "SKILL_UNHEALTHY",
+  "TAB_IN_USE": "TAB_IN_USE",
   "MODEL_ERROR": "MODEL_ERROR",
   "INTERNAL": "INTERNAL"
 });
@@ -51,7 +52,14 @@ export const Method = Object.freeze({
   "AUTH_PROOF": "auth.proof",
   "AUTH_OK": "auth.ok",
   "RELAY_STATUS": "relay.status",
-  "BROWSER_UPDATED": "browser.updated"
+  "BROWSER_UPDATED": "browser.updated",
+  "REQUEST_CANCEL": "request.cancel",
+  "TOOL_CANCEL": "tool.cancel",
+  "SESSION_REGISTER": "session.register",
+  "SESSION_BIND": "session.bind",
+  "SESSION_CLOSE": "session.close",
+  "SESSIONS_UPDATED": "sessions.updated",
+  "SESSION_EVENTS": "session.events"
 });
 export const PANEL_EVENT_KINDS = Object.freeze([
   "tool.called",

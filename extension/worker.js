@@ -9,10 +9,10 @@
 import { Method, PROTOCOL_VERSION } from './protocol.js';
 import { configure, connect, isConnected, notify, reconnect } from './relay.js';
 import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints, wireMirror } from './mirror.js';
-import { callTool, failCallsOf, handleResult } from './calls.js';
+import { callTool, cancelCall, failCallsOf, handleResult } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { checkUserScripts, restoreSkills, skillHandlers, skillsState, skillToolVisible, wireSkills } from './skills.js';
-import { addEvents, attachPanel, relayChanged, setClients, skillsChanged, tabChanged, tabClosed } from './panel-hub.js';
+import { addEvents, attachPanel, relayChanged, setClients, setSessions, skillsChanged, tabChanged, tabClosed } from './panel-hub.js';
 
 const PANEL = 'webmcp-nb-panel';
 
@@ -35,6 +35,8 @@ configure(
   {
     [Method.EVENTS_PUSH]: ({ events }) => Array.isArray(events) && addEvents(events.slice(-100)),
     [Method.RELAY_CLIENTS]: ({ count }) => setClients(Number(count) || 0),
+    [Method.TOOL_CANCEL]: cancelCall,
+    [Method.SESSIONS_UPDATED]: ({ sessions }) => setSessions(Array.isArray(sessions) ? sessions : []),
   },
   {
     async opened() {
@@ -56,6 +58,7 @@ configure(
     closed() {
       tellEndpoints({ type: 'relay', connected: false });
       setClients(0);
+      setSessions([]);
     },
     tick: () => checkUserScripts(),
     stateChanged: relayChanged,

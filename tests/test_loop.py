@@ -52,11 +52,11 @@ NOT_TWINS = {"Agent.run": "refuses to wait for a click the kernel could never de
 def _pairs():
     """Every public ``aX`` coroutine function of the package (module functions and methods of public classes),
     with its blocking ``X``."""
-    for name in wm.__all__:
-        obj = getattr(wm, name)
+    for module, name in [(wm, n) for n in wm.__all__] + [(wm.mcp, n) for n in wm.mcp.__all__]:
+        obj = getattr(module, name)
         owners = [(name, vars(obj))] if inspect.isclass(obj) else []
         if not inspect.isclass(obj) and name.startswith("a") and inspect.iscoroutinefunction(obj):
-            yield name[1:], obj, getattr(wm, name[1:], None)
+            yield name[1:], obj, getattr(module, name[1:], None)
         for owner, members in owners:
             for attr, fn in members.items():
                 if attr.startswith("a") and not attr.startswith("__") and inspect.iscoroutinefunction(fn):
@@ -65,9 +65,16 @@ def _pairs():
 
 def test_every_public_async_function_has_a_blocking_twin_made_from_it():
     pairs = list(_pairs())
-    assert {"Tab.call", "Browser.open", "connect", "launch", "doctor", "replay_agent", "Agent.run"} <= {
-        p[0] for p in pairs
-    }
+    assert {
+        "Tab.call",
+        "Browser.open",
+        "connect",
+        "launch",
+        "doctor",
+        "replay_agent",
+        "Agent.run",
+        "MCPServer.call",
+    } <= {p[0] for p in pairs}
     for name, afn, twin in pairs:
         assert twin is not None and not inspect.iscoroutinefunction(twin), name
         assert inspect.signature(twin) == inspect.signature(afn), name

@@ -44,3 +44,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert {"TabModel", "SelectModel", "ButtonModel", "HTMLModel"} <= models
         values = " ".join(str(m["state"].get("value", "")) for m in state.values())
         assert "searchFlights → ok" in values and "Only direct flights are shown now." in str(outputs)
+    if path.name.startswith("06-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text
+        assert "'time.get_current_time'" in text and "every result as recorded" in text

@@ -1,4 +1,4 @@
-"""The relay on its own: clean errors for bad client traffic, idle exit in daemon mode."""
+"""The relay on its own: clean errors for bad client traffic, idle exit in daemon mode, MCP sessions."""
 
 import asyncio
 import json
@@ -87,3 +87,56 @@ def test_only_the_browser_a_request_went_to_may_answer_it():
             await relay.close()
 
     assert asyncio.run(scenario()) == {"id": 7, "result": "from A"}
+
+
+async def _reply(ws, request_id: int) -> dict:
+    """The reply to ``request_id`` (notifications in between are skipped)."""
+    while True:
+        message = json.loads(await ws.recv())
+        if message.get("id") == request_id:
+            return message
+
+
+def test_mcp_sessions_hold_one_tab_each_unless_forced_and_end_with_their_client():
+    async def scenario():
+        relay = await Relay("a-test-secret-of-some-length").start()
+        try:
+            await peers.browser(relay.port, relay.secret, "B", tabs=[{"id": 1}, {"id": 2}])
+            first, second, notebook = [await _client(relay) for _ in range(3)]
+            for n, ws in enumerate((first, second), 1):
+                register = {"client": f"c{n}", "pid": n}
+                await ws.send(json.dumps({"id": 1, "method": "session.register", "params": register}))
+                assert (await _reply(ws, 1))["result"]["session"]["client"] == f"c{n}"
+            bind = {"browserId": "B", "tabId": 1}
+            await first.send(json.dumps({"id": 2, "method": "session.bind", "params": bind}))
+            assert (await _reply(first, 2))["result"]["session"]["tabId"] == 1
+            await second.send(json.dumps({"id": 2, "method": "session.bind", "params": bind}))
+            refused = (await _reply(second, 2))["error"]
+            assert refused["code"] == "TAB_IN_USE" and "c1" in refused["message"]
+            await second.send(json.dumps({"id": 3, "method": "session.bind", "params": {**bind, "force": True}}))
+            assert (await _reply(second, 3))["result"]["session"]["tabId"] == 1
+            await notebook.send(json.dumps({"id": 1, "method": "relay.status", "params": {}}))
+            sessions = (await _reply(notebook, 1))["result"]["sessions"]
+            assert {s["client"]: s["tabId"] for s in sessions} == {"c1": None, "c2": 1}
+            await second.close()
+            while True:  # the session ends with its client, and everyone is told
+                message = json.loads(await notebook.recv())
+                if message.get("method") == "sessions.updated" and len(message["params"]["sessions"]) == 1:
+                    return message["params"]["sessions"][0]["client"]
+        finally:
+            await relay.close()
+
+    assert asyncio.run(scenario()) == "c1"
+
+
+def test_a_daemon_exits_soon_after_its_last_mcp_session_when_no_notebook_is_connected():
+    async def scenario():
+        relay = await Relay("a-test-secret-of-some-length", idle_timeout=3600, session_idle_timeout=0.2).start()
+        serving = asyncio.ensure_future(relay.serve_forever())
+        ws = await _client(relay)
+        await ws.send(json.dumps({"id": 1, "method": "session.register", "params": {"client": "c", "pid": 1}}))
+        await _reply(ws, 1)
+        await ws.close()
+        await asyncio.wait_for(serving, 15)  # not the hour a notebook's departure would give it
+
+    asyncio.run(scenario())

@@ -16,6 +16,7 @@ import inspect
 import json
 import pkgutil
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,12 +27,14 @@ import pytest
 from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
+from mcp_peers import server_env
 
 import webmcp_nb as wm
 import webmcp_nb.widgets
+from webmcp_nb import _loop
 from webmcp_nb.connect import BrowserList, BrowserSummary
 from webmcp_nb.doctor import Diagnosis, _check_browsers
-from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.protocol import EXTENSION_ID, Method
 from webmcp_nb.report import STYLE as REPORT_STYLE
 from webmcp_nb.skills import SkillHealthWarning
 from webmcp_nb.testing import ScriptedServer, call, say
@@ -150,6 +153,28 @@ def lab(server: Any) -> Iterator[Lab]:
         browser.close()
 
 
+@pytest.fixture(scope="module")
+def hostile_session(lab: Lab) -> Iterator[str]:
+    """An MCP session in the lab's relay whose client calls itself by the page's payloads, bound to the hostile
+    tab: the panels list it with the client's name and the tab's title."""
+    request = lab.browser._relay_request
+    reply = _loop.run(request(Method.SESSION_REGISTER, {"client": lab.everything, "pid": 4242}))
+    session_id = reply["session"]["id"]
+    _loop.run(request(Method.SESSION_BIND, {"browserId": lab.browser.id, "tabId": lab.tab.id}))
+    yield session_id
+    _loop.run(request(Method.SESSION_CLOSE, {"sessionId": session_id}))
+
+
+@pytest.fixture(scope="module")
+def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
+    """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, in ``wm.mcp.connect``'s
+    objects: the server, its tool map, each tool, a result made of payloads."""
+    command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("t/untrusted.html")]
+    with wm.mcp.connect(command, env=server_env(), name="hostile") as remote:
+        result = remote.call("page_forgeBlock")
+        yield [remote, remote.tools, *remote.tools.values(), result]
+
+
 # ----- the notebook panel, driven through everything a user does -----
 
 
@@ -193,7 +218,7 @@ def strings(value: Any) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def run(lab: Lab, server: Any) -> Iterator[Run]:
+def run(lab: Lab, server: Any, hostile_session: str) -> Iterator[Run]:
     tab, p = lab.tab, lab.payloads
     invented = p[0]  # a tool name the model makes up: markup
     script = [
@@ -311,9 +336,10 @@ def diagnostics(lab: Lab) -> list[Any]:
     return [diagnosis, BrowserList([BrowserSummary.from_state(state)])]
 
 
-def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Run) -> None:
+def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Run, mcp_views: list[Any]) -> None:
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
+    shown += mcp_views
     shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab)]
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
@@ -421,10 +447,13 @@ def configure_chat(lab: Lab, base_url: str) -> None:
     page.close()
 
 
-def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab) -> None:
+def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_session: str) -> None:
     p = lab.payloads
     page = open_panel(lab)
     expect(page.locator("#tab-title")).to_contain_text(TITLE_MARK)
+    expect(page.locator(f'#sessions li[data-session="{hostile_session}"]')).to_contain_text(p[0])
+    expect(page.locator("#sessions")).to_contain_text(TITLE_MARK)  # the bound tab, by its title
+    check_panel(page, "side panel, MCP sessions")
     names = page.locator("#tools li").evaluate_all("(items) => items.map((li) => li.dataset.tool)")
     assert {"inspectMe", "megabyte", "forgeBlock", "failLoudly", "transfer"} <= set(names)
     for name in names:

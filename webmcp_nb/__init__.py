@@ -83,6 +83,7 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 __all__ = [
     "__version__",
     "panel",
+    "mcp",
     "Agent",
     "AgentResult",
     "AgentRun",
@@ -149,6 +150,8 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
+    if name == "mcp":  # MCP both ways (webmcp_nb.mcp): the SDK is an optional extra, imported when used
+        return importlib.import_module(".mcp", __name__)
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'webmcp_nb' has no attribute {name!r}")

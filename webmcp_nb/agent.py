@@ -18,7 +18,7 @@ import json
 import time
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -43,8 +43,10 @@ from .model_io import ModelIO, Usage, parse_arguments
 from .model_tools import ToolSpec, tool_specs
 from .providers import Provider, resolve_provider
 from .session import Evidence, Session
+from .tools import Tool
 
 if TYPE_CHECKING:
+    from .mcp.client import MCPServer, MCPTool
     from .skills import Skill
     from .tab import Tab
 
@@ -223,6 +225,7 @@ class Agent:
         events: EventStream | None = None,
         session: Session | Literal[False] | None = None,
         evidence: Evidence = "non-readonly",
+        mcp_servers: Sequence[MCPServer] = (),
     ) -> None:
         try:
             policy = resolve_policy(confirm)
@@ -231,6 +234,8 @@ class Agent:
         if policy != confirm:
             warnings.warn(f"confirm={confirm!r} is now called {policy!r}", DeprecationWarning, stacklevel=2)
         self.tab = tab
+        self.mcp_servers = list(mcp_servers)
+        """MCP servers (``wm.mcp.connect``) whose tools the agent has beside the page's, as ``<server>_<tool>``."""
         chosen = resolve_provider(provider, base_url, prompt_mode=prompt_mode)
         self.model = model or chosen.default_model
         if not self.model:
@@ -368,7 +373,7 @@ class Agent:
         """Requests and tool calls until the model answers (or the call limit makes it)."""
         tools_offered = True
         while True:
-            specs = tool_specs(self.tab.tools.values()) if tools_offered else {}
+            specs = tool_specs(self._tools()) if tools_offered else {}
             reply = await self._io.complete(functools.partial(self._conversation, specs), specs)
             if reply.usage is not None:
                 turn.usage = reply.usage if turn.usage is None else turn.usage + reply.usage
@@ -440,7 +445,7 @@ class Agent:
         """Run one call; returns its step and whether it reached the page."""
         spec = specs.get(name)
         arguments = parse_arguments(raw_arguments)
-        step = Step(tool=spec.tool.name if spec else name, arguments=arguments, risk=spec.tool.risk if spec else None)
+        step = Step(tool=spec.tool_name if spec else name, arguments=arguments, risk=spec.tool.risk if spec else None)
         turn.steps.append(step)
         if spec is None:
             step.error = fill(TEXTS["unknown_tool"], name=name, available=", ".join(specs) or TEXTS["no_tools"])
@@ -453,7 +458,7 @@ class Agent:
             step.confirmed = await self._confirm(spec, arguments, can_wait)
             if not step.confirmed:
                 step.error = TEXTS["denied"]
-                self._emit("tool.denied", tool=spec.tool.name, arguments=arguments)
+                self._emit("tool.denied", tool=spec.tool_name, arguments=arguments)
                 return step, False
             turn.open[call_id] = (name, "waiting", step)  # approved, not started yet
         remaining = deadline - asyncio.get_running_loop().time()
@@ -462,25 +467,57 @@ class Agent:
         turn.open[call_id] = (name, "running", step)
         started = time.perf_counter()
         try:  # the tab emits tool.called / tool.returned / tool.failed into the same stream
-            result = await self.tab.acall(
-                spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
-            )
-            step.result, step.text = result.value, result.text
+            if isinstance(spec.tool, Tool):
+                result = await self.tab.acall(
+                    spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
+                )
+                step.result, step.text = result.value, result.text
+            else:
+                step.result, step.text = await self._call_mcp(spec, arguments, min(self.tool_timeout, remaining))
         except WebMCPError as exc:
             step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
         finally:
             step.duration_ms = (time.perf_counter() - started) * 1000
         return step, True
 
+    def _tools(self) -> list[Tool | MCPTool]:
+        """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""
+        return [*self.tab.tools.values(), *(tool for server in self.mcp_servers for tool in server.tools.values())]
+
+    async def _call_mcp(self, spec: ToolSpec, arguments: Any, timeout: float) -> tuple[Any, str]:
+        """An MCP server's tool, recorded in the agent's stream as a page tool's call is (with ``server``, and what
+        a replay needs to stand in for the server: the tool's description and annotations)."""
+        tool = spec.tool
+        assert not isinstance(tool, Tool)
+        where = {"tool": spec.tool_name, "server": tool.server.name}
+        self._emit(
+            "tool.called",
+            **where,
+            arguments=arguments,
+            read_only=tool.read_only,
+            source=tool.source,
+            description=tool.description,
+            annotations={k: v for k, v in tool.annotations.items() if k != "untrustedContentHint"},
+        )
+        started = time.perf_counter()
+        try:
+            result = await tool.server.acall(tool.name, spec.page_arguments(arguments), timeout=timeout)
+        except WebMCPError as exc:
+            duration = (time.perf_counter() - started) * 1000
+            self._emit("tool.failed", **where, duration_ms=duration, code=exc.code.value, error=exc.message)
+            raise
+        self._emit("tool.returned", **where, duration_ms=(time.perf_counter() - started) * 1000, text=result.text)
+        return result.value, result.text
+
     async def _confirm(self, spec: ToolSpec, arguments: Any, can_wait: bool) -> bool:
         tool = spec.tool
         loop = asyncio.get_running_loop()
         request = ConfirmationRequest(
-            uuid.uuid4().hex[:12], tool.name, arguments, tool.read_only, loop.create_future(), risk=tool.risk
+            uuid.uuid4().hex[:12], spec.tool_name, arguments, tool.read_only, loop.create_future(), risk=tool.risk
         )
         if self.on_confirm is None and not can_wait:
             raise ConfirmationRequiredError(
-                f"{tool.name!r} is a {tool.risk}-risk tool and needs confirmation (confirm={self.confirm!r}), but "
+                f"{spec.tool_name!r} is a {tool.risk}-risk tool and needs confirmation (confirm={self.confirm!r}), but "
                 "agent.run() has nobody to ask. Pass on_confirm=callback, or confirm='never' (and "
                 "allow_high_risk=True for high-risk tools), or use agent.start(task) / await agent.arun(task) and "
                 "answer in the panel (agent.answer(id, True))."

@@ -33,6 +33,7 @@ from .protocol import (
     BrowserInfo,
     InstalledSkill,
     Method,
+    SessionInfo,
     TabInfo,
     ToolChanges,
     parse_panel_event,
@@ -65,6 +66,13 @@ RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconne
 EXIT_GRACE = 0.5  # after losing a launched browser: how long to wait to learn whether its process ended
 
 
+def _as_panel_event(raw: Any) -> Any:
+    """A session's event in the shape a side panel sends (a failure's text is ``message`` there, ``error`` here)."""
+    if isinstance(raw, dict) and isinstance(raw.get("data"), dict) and "error" in raw["data"]:
+        return {**raw, "data": {"message": raw["data"]["error"], **raw["data"]}}
+    return raw
+
+
 class UserScriptsWarning(UserWarning):
     """The browser cannot run skills until the user allows user scripts for the extension."""
 
@@ -76,7 +84,7 @@ class Browser:
     browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
     ``_attach_session``/``_detach_session``/``_around_call`` (sessions and their evidence),
     ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
-    ``_warn_if_skills_off`` (``launch()`` and ``connect()``)."""
+    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions)."""
 
     def __init__(
         self,
@@ -111,11 +119,14 @@ class Browser:
         self._feed = PanelFeed(self.events, self._push_to_panels)
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
+        self._mcp_sessions: list[SessionInfo] = []
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
 
     def _on_event(self, method: str, params: dict[str, Any]) -> None:
+        if method in (Method.HELLO.value, Method.SESSIONS_UPDATED.value) and isinstance(params.get("sessions"), list):
+            self._on_sessions(params["sessions"])
         if method == Method.HELLO.value:
             self.available = {b["id"]: b for b in params.get("browsers") or [] if isinstance(b, dict) and "id" in b}
             mine = self.available.get(self.id) if self.id else None
@@ -144,6 +155,10 @@ class Browser:
         elif method == Method.PANEL_EVENT.value:
             if params.get("browserId") == self.id and isinstance(params.get("event"), dict):
                 self._on_panel_event(params["event"])
+        elif method == Method.SESSION_EVENTS.value:
+            if params.get("browserId") == self.id and isinstance(params.get("events"), list):
+                for raw in params["events"][:100]:
+                    self._on_panel_event(_as_panel_event(raw), origin="mcp", mcp_session=str(params.get("sessionId")))
         elif method == Method.SKILLS_UPDATED.value:
             if params.get("browserId") == self.id and self.info is not None:
                 self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
@@ -192,16 +207,36 @@ class Browser:
         if self.id is not None and not self._closed:
             spawn(self._connection.notify(Method.EVENTS_PUSH.value, {"browserId": self.id, "events": events}))
 
-    def _on_panel_event(self, raw: dict[str, Any]) -> None:
-        """Something a side panel did: into this browser's stream (so sessions record it); a confirmation
-        answer goes to the agent waiting for it (the first answer wins). Only the kinds a panel sends, with
-        their fields checked (``parse_panel_event``, as the relay does): never evidence, never a file name."""
-        event = parse_panel_event(raw)
+    def _on_panel_event(self, raw: Any, *, origin: str = "sidepanel", **extra: Any) -> None:
+        """Something a side panel (or an MCP client's session: ``origin="mcp"``) did: into this browser's stream
+        (so sessions record it); a side panel's confirmation answer goes to the agent waiting for it (the first
+        answer wins). Only the kinds a panel sends, with their fields checked (``parse_panel_event``, as the
+        relay does): never evidence, never a file name."""
+        event = parse_panel_event(raw, origin)
         if event is None:
             return
-        self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **event.data)
-        if event.kind == "confirmation.answer":
+        data = {**event.data, **extra}
+        self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **data)
+        if event.kind == "confirmation.answer" and origin == "sidepanel":
             self._answer_confirmation(event.data["id"], event.data["approved"], by="sidepanel")
+
+    def _on_sessions(self, raw: list[Any]) -> None:
+        """The relay's MCP sessions; this browser's stream says when one starts, binds a tab or ends."""
+        before = {s.id: s for s in self._mcp_sessions}
+        sessions = []
+        for item in raw:
+            with contextlib.suppress(ValueError):
+                sessions.append(SessionInfo.model_validate(item))
+        self._mcp_sessions = sessions
+        for session in sessions:
+            old = before.pop(session.id, None)
+            if old is None or (old.browser_id, old.tab_id) != (session.browser_id, session.tab_id):
+                kind = "mcp.session.started" if old is None else "mcp.session.bound"
+                self.events.emit(
+                    kind, tab_id=session.tab_id, session=session.id, client=session.client, pid=session.pid
+                )
+        for gone in before.values():
+            self.events.emit("mcp.session.ended", session=gone.id, client=gone.client, pid=gone.pid)
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)
@@ -331,6 +366,15 @@ class Browser:
                     raise crash from None
             raise
 
+    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> None:
+        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in."""
+        self._connection.add_listener(listener)
+
+    async def _relay_request(self, method: Method, params: dict[str, Any], timeout: float = 10.0) -> Any:
+        """A request the relay answers itself (MCP sessions), with no browser in between."""
+        await self._connection.wait_ready()
+        return await self._connection.request(method.value, params, timeout)
+
     # ----- for the rest of the package: tabs, sessions, skills -----
 
     def _has_tab(self, tab: Tab) -> bool:
@@ -370,6 +414,18 @@ class Browser:
     def session(self) -> Session | None:
         """The session recording this browser now (the most recent, if several), or ``None``."""
         return self._sessions[-1] if self._sessions else None
+
+    @property
+    def mcp_sessions(self) -> list[SessionInfo]:
+        """The MCP clients' sessions in the relay (``webmcp-nb mcp``): client, pid, bound tab, last activity."""
+        return list(self._mcp_sessions)
+
+    @on_loop
+    async def aclose_mcp_session(self, session_id: str) -> None:
+        """End an MCP client's session: its server process stops serving (its client sees it gone)."""
+        await self._relay_request(Method.SESSION_CLOSE, {"sessionId": session_id})
+
+    close_mcp_session = blocking(aclose_mcp_session)
 
     @property
     def skills(self) -> SkillRegistry:

@@ -1,5 +1,5 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``pair``, ``doctor``, ``browsers``, ``extension-path``,
-``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``mcp``, ``pair``, ``doctor``, ``browsers``,
+``extension-path``, ``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
 
@@ -62,6 +62,24 @@ def _relay(args: argparse.Namespace) -> int:
 
     asyncio.run(run())
     return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        from .mcp.server import Options, serve
+    except ImportError as exc:
+        print(f"webmcp-nb mcp needs the MCP SDK: pip install 'webmcp-nb[mcp]' ({exc})", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="webmcp-nb mcp: %(message)s")
+    options = Options(
+        launch=args.launch,
+        url=args.url,
+        headed=args.headed,
+        native_webmcp=args.native_webmcp,
+        port=args.port,
+        browser_id=args.browser_id,
+    )
+    return serve(options)
 
 
 def _pair(args: argparse.Namespace) -> int:
@@ -199,6 +217,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")
     relay.add_argument("--idle-exit", type=float, default=0, help="exit after this many seconds without clients")
     relay.set_defaults(func=_relay)
+
+    mcp = sub.add_parser(
+        "mcp", help="a stdio MCP server: an MCP client (Claude Desktop, VS Code…) drives a tab through the relay"
+    )
+    mcp.add_argument("--launch", action="store_true", help="launch its own Chromium instead of using your Chrome")
+    mcp.add_argument("--url", help="open this URL and bind the session to its tab")
+    mcp.add_argument("--headed", action="store_true", help="with --launch: show the browser window")
+    mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP")
+    mcp.add_argument("--port", type=int, default=None, help="the relay's port (default: $WEBMCP_NB_PORT or 17830)")
+    mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay")
+    mcp.set_defaults(func=_mcp)
 
     pair = sub.add_parser("pair", help="let the extension in your Chrome pair with this account (native messaging)")
     pair.add_argument(

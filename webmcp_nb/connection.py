@@ -19,6 +19,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
 from . import auth
+from ._sockets import spawn
 from .errors import NotConnectedError, PortInUseError, ToolTimeoutError, error_from_code
 from .protocol import Method, notification, parse_message, request
 from .relay import MAX_MESSAGE_BYTES
@@ -95,9 +96,16 @@ class _Link:
         timer = loop.call_later(timeout, _expire, future, f"{method} got no answer within {timeout:g} s")
         try:
             return await future
+        except asyncio.CancelledError:  # the caller gave up: a tool call is cancelled in the page too
+            if method == Method.TOOL_CALL.value:
+                spawn(self.notify(Method.REQUEST_CANCEL.value, {"id": rid}))
+            raise
         finally:
             timer.cancel()
             self._waiting.pop(rid, None)
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        raise NotImplementedError
 
 
 def _expire(future: asyncio.Future[Any], message: str) -> None:

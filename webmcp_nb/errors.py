@@ -25,6 +25,7 @@ __all__ = [
     "ResultTooLargeError",
     "SkillHealthError",
     "ModelError",
+    "TabInUseError",
     "InternalError",
     "error_from_code",
 ]
@@ -163,6 +164,12 @@ class ModelError(WebMCPError):
     code = ErrorCode.MODEL_ERROR
 
 
+class TabInUseError(WebMCPError):
+    """Another MCP session is bound to the tab; bind with ``force`` to take it over."""
+
+    code = ErrorCode.TAB_IN_USE
+
+
 class InternalError(WebMCPError):
     code = ErrorCode.INTERNAL
 
@@ -185,6 +192,7 @@ _BY_CODE: dict[str, type[WebMCPError]] = {
         ResultTooLargeError,
         SkillHealthError,
         ModelError,
+        TabInUseError,
         InternalError,
     )
 }

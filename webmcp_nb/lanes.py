@@ -127,6 +127,11 @@ class Lane:
         ):
             send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
 
+    def cancel(self, call_id: str) -> None:
+        """The caller gave up on a call: the frame aborts it (its ``AbortSignal``), and nothing waits for it."""
+        if self._settle(call_id, None, error_body(ErrorCode.TIMEOUT, "cancelled by the caller")):
+            send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
+
     def _settle(self, call_id: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> bool:
         entry = self.calls.pop(call_id, None)
         if entry is None:

@@ -8,12 +8,15 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .agent_rules import LIMITS, NAMES, RISK, SCHEMA
 from .tools import Tool
+
+if TYPE_CHECKING:
+    from .mcp.client import MCPTool
 
 __all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "description_for_model", "specs_text"]
 
@@ -28,7 +31,7 @@ class ToolSpec:
     """One tool offered to the model."""
 
     model_name: str
-    tool: Tool
+    tool: Tool | MCPTool
     function: dict[str, Any]
     wrapped: bool
     """The page's schema was not an object: the model fills ``{"input": ...}`` and the page gets the value."""
@@ -36,10 +39,15 @@ class ToolSpec:
     def page_arguments(self, arguments: dict[str, Any]) -> Any:
         return arguments.get(WRAPPED) if self.wrapped else arguments
 
+    @property
+    def tool_name(self) -> str:
+        """What events and confirmations call the tool: the page's name, or ``<server>.<tool>`` for an MCP tool."""
+        return str(getattr(self.tool, "qualified_name", self.tool.name))
 
-def model_name(name: str, taken: set[str]) -> str:
-    """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``."""
-    limit = NAMES["max_length"]
+
+def model_name(name: str, taken: Container[str], limit: int = NAMES["max_length"]) -> str:
+    """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``; ``limit``
+    cuts it shorter (MCP clients add their own prefix to a server's tool names)."""
     base = _NOT_ALLOWED.sub(NAMES["replacement"], name)[:limit] or NAMES["fallback"]
     candidate, n = base, 2
     while candidate in taken:
@@ -101,11 +109,12 @@ def description_for_model(description: str | None, title: str | None, name: str,
     return text[: LIMITS["max_description_chars"]]
 
 
-def tool_specs(tools: Iterable[Tool]) -> dict[str, ToolSpec]:
-    """Function specs for ``tools``, by the name the model will use."""
+def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
+    """Function specs for ``tools`` (page tools, and MCP servers' tools under ``<server>.<tool>``), by the name
+    the model will use."""
     specs: dict[str, ToolSpec] = {}
     for tool in tools:
-        name = model_name(tool.name, set(specs))
+        name = model_name(getattr(tool, "qualified_name", tool.name), set(specs))
         parameters, wrapped = normalize_schema(tool.info.input_schema)
         untrusted = tool.annotations.get("untrustedContentHint") is True
         description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)

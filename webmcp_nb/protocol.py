@@ -35,6 +35,7 @@ __all__ = [
     "SkillStatus",
     "InstalledSkill",
     "BrowserInfo",
+    "SessionInfo",
     "Message",
     "RemoteError",
     "parse_message",
@@ -71,6 +72,7 @@ class ErrorCode(str, Enum):
     CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
     RESULT_TOO_LARGE = "RESULT_TOO_LARGE"
     SKILL_UNHEALTHY = "SKILL_UNHEALTHY"
+    TAB_IN_USE = "TAB_IN_USE"
     MODEL_ERROR = "MODEL_ERROR"
     INTERNAL = "INTERNAL"
 
@@ -107,6 +109,13 @@ class Method(str, Enum):
     AUTH_OK = "auth.ok"  # relay → peer: admitted
     RELAY_STATUS = "relay.status"  # client → relay: the relay's own state (for doctor)
     BROWSER_UPDATED = "browser.updated"  # browser → relay → clients: its settings changed (user scripts)
+    REQUEST_CANCEL = "request.cancel"  # client → relay: it gave up on a request (a tool call is cancelled in the page)
+    TOOL_CANCEL = "tool.cancel"  # relay → browser: cancel the worker-path call with this ``callId``
+    SESSION_REGISTER = "session.register"  # client → relay: an MCP client's session (client name, pid) → its id
+    SESSION_BIND = "session.bind"  # client → relay: bind the client's session to a tab (one session per tab)
+    SESSION_CLOSE = "session.close"  # client or browser (its side panel) → relay: end a session
+    SESSIONS_UPDATED = "sessions.updated"  # relay → clients and browsers: every session, after any change
+    SESSION_EVENTS = "session.events"  # relay → other clients: what a session's client did (its event stream)
 
 
 class ToolInfo(BaseModel):
@@ -245,6 +254,25 @@ class BrowserInfo(BaseModel):
     """Whether the extension may run skills (Chrome's "Allow User Scripts" toggle is on)."""
     skills: list[InstalledSkill] = Field(default_factory=list)
     tabs: list[TabInfo] = Field(default_factory=list)
+
+
+class SessionInfo(BaseModel):
+    """An MCP client's session in the relay (``webmcp-nb mcp``): who it is and the tab it is bound to."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    id: str
+    client: str = ""
+    """The MCP client's name, as it introduced itself (``claude-ai``, ``Visual Studio Code``…)."""
+    pid: int = 0
+    browser_id: str | None = Field(default=None, alias="browserId")
+    tab_id: int | None = Field(default=None, alias="tabId")
+    started: float = 0.0
+    """Unix time the session registered."""
+    last_activity: float = Field(default=0.0, alias="lastActivity")
+    """Unix time of its last request through the relay."""
+    calls: int = 0
+    """Tool calls it made."""
 
 
 class RemoteError(BaseModel):
@@ -491,10 +519,11 @@ class PanelEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-def parse_panel_event(raw: Any) -> PanelEvent | None:
+def parse_panel_event(raw: Any, origin: str = "sidepanel") -> PanelEvent | None:
     """``raw`` as a :class:`PanelEvent` (its data reduced to the kind's own fields), or ``None`` when it is not
     one a side panel sends: an unknown kind, wrong types, over a size limit. The relay drops such events before
-    broadcasting them and ``Browser`` before recording them."""
+    broadcasting them and ``Browser`` before recording them. ``origin`` marks where it came from (``mcp`` for
+    what an MCP client's session did, which is held to the same kinds)."""
     if not isinstance(raw, dict):
         return None
     try:
@@ -502,7 +531,7 @@ def parse_panel_event(raw: Any) -> PanelEvent | None:
         data = PANEL_EVENT_DATA[event.kind].model_validate(event.data)
     except ValidationError:
         return None
-    event.data = {**data.model_dump(exclude_unset=True), "origin": "sidepanel"}
+    event.data = {**data.model_dump(exclude_unset=True), "origin": origin}
     return event
 
 

@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from .protocol import (
     ErrorCode,
     InstalledSkill,
     Method,
+    SessionInfo,
     ToolKey,
     apply_tool_changes,
     error_body,
@@ -95,6 +97,11 @@ MAX_UNAUTHENTICATED = 16
 AUTH_TIMEOUT = 5.0
 """Seconds a peer has to complete authentication, incomplete messages included."""
 HELLO_TIMEOUT = 10.0
+SESSION_IDLE_EXIT = 60.0
+"""Seconds a daemon stays up after its last MCP session ended, when no notebook is connected."""
+ACTIVITY_PUSH = 1.0
+"""Sessions' activity (last request, calls) is broadcast at most this often; binding changes at once."""
+MAX_CLIENT_NAME = 200
 
 
 class Frame:
@@ -239,6 +246,14 @@ class _Pending:
     browser_id: str
 
 
+@dataclass
+class _Session:
+    """An MCP client's session: its client connection, and what ``sessions.updated`` says of it."""
+
+    owner: RelayClient
+    info: SessionInfo
+
+
 class Relay:
     """The relay server. ``await relay.start()`` binds; ``relay.port`` is the port it got.
 
@@ -256,12 +271,14 @@ class Relay:
         port: int = 0,
         extension_id: str = EXTENSION_ID,
         idle_timeout: float | None = None,
+        session_idle_timeout: float = SESSION_IDLE_EXIT,
     ) -> None:
         self._secret: Callable[[], str] = secret if callable(secret) else (lambda: secret)
         self.host = host
         self.port = port
         self.extension_id = extension_id
         self.idle_timeout = idle_timeout
+        self.session_idle_timeout = session_idle_timeout
         self.refused: list[tuple[str, int]] = []
         """(path, status) of the last 100 refused peers, newest last: HTTP statuses for handshakes refused at
         the door, 1008 for a peer that failed authentication or whose first message was not a valid hello."""
@@ -275,9 +292,14 @@ class Relay:
         self.lanes = Lanes(lambda browser_id: browser_id in self._browsers)
         """Frames' direct sockets; ``lanes.refused`` counts handshakes refused for a missing or wrong key."""
         self._pending: dict[int, _Pending] = {}
+        self._cancellers: dict[tuple[RelayClient, int], Callable[[], None]] = {}
+        """How to cancel each tool call in flight, by (client, the client's request id)."""
+        self._sessions: dict[str, _Session] = {}
+        self._activity_push: asyncio.TimerHandle | None = None
         self._ids = itertools.count(1)
         self._server: Server | None = None
         self._last_client = time.monotonic()
+        self._last_left_with_session = False
         self._idle_task: asyncio.Task[None] | None = None
 
     @property
@@ -318,11 +340,14 @@ class Relay:
             await self._server.wait_closed()
 
     async def _exit_when_idle(self) -> None:
+        """Daemon mode: stop once no client is connected, ``idle_timeout`` after the last one left — or
+        ``session_idle_timeout`` when the last to leave was an MCP session (no notebook is waiting for it)."""
         assert self.idle_timeout is not None
         while True:
-            await asyncio.sleep(min(self.idle_timeout, 5.0))
-            if not self._clients and time.monotonic() - self._last_client > self.idle_timeout:
-                log.info("no client for %.0f s: exiting", self.idle_timeout)
+            await asyncio.sleep(min(self.idle_timeout, self.session_idle_timeout, 5.0))
+            limit = self.session_idle_timeout if self._last_left_with_session else self.idle_timeout
+            if not self._clients and time.monotonic() - self._last_client > limit:
+                log.info("no client for %.0f s: exiting", limit)
                 assert self._server is not None
                 self._server.close()
                 return
@@ -351,7 +376,13 @@ class Relay:
             ],
             "authFailures": dict(self.auth_failures),
             "refused": len(self.refused),
+            "sessions": self.sessions,
         }
+
+    @property
+    def sessions(self) -> list[dict[str, Any]]:
+        """Every MCP session, as ``sessions.updated`` sends them."""
+        return [session.info.model_dump(by_alias=True) for session in self._sessions.values()]
 
     # ----- admission -----
 
@@ -449,6 +480,7 @@ class Relay:
             await previous.connection.close()
         self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
         send_soon(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
+        send_soon(connection, notification(Method.SESSIONS_UPDATED, {"sessions": self.sessions}))
         try:
             async for raw in connection:
                 self._on_browser_message(peer, raw)
@@ -459,6 +491,7 @@ class Relay:
                 del self._browsers[info.id]
                 self._fail_pending(info.id, "the browser disconnected")
                 self._broadcast(Method.BROWSER_REMOVED, {"browserId": info.id})
+                self._unbind_where(lambda s: s.browser_id == info.id)
 
     def _on_browser_message(self, peer: _BrowserPeer, raw: str | bytes) -> None:
         try:
@@ -477,6 +510,7 @@ class Relay:
                 out["error"] = msg.error.model_dump(exclude_none=True)
             else:
                 out["result"] = msg.result
+            self._cancellers.pop((pending.client, pending.client_id), None)
             pending.client.deliver(Frame(out))
         elif msg.method == Method.LANE_GRANT.value:
             self.lanes.grant(peer.info.id, msg.params)
@@ -509,11 +543,15 @@ class Relay:
             tab_id = msg.params.get("tabId")
             if peer.drop_tab(tab_id):
                 self._broadcast(Method.TAB_REMOVED, {"browserId": peer.info.id, "tabId": tab_id})
+                self._unbind_where(lambda s: s.browser_id == peer.info.id and s.tab_id == tab_id)
+        elif msg.method == Method.SESSION_CLOSE.value:  # the user closed it in a side panel
+            self._close_session(msg.params.get("sessionId"))
 
     def _fail_pending(self, browser_id: str, why: str) -> None:
         for rid, pending in list(self._pending.items()):
             if pending.browser_id == browser_id:
                 del self._pending[rid]
+                self._cancellers.pop((pending.client, pending.client_id), None)
                 pending.client.deliver(_error_frame(pending.client_id, ErrorCode.NOT_CONNECTED, why))
 
     # ----- clients -----
@@ -523,7 +561,12 @@ class Relay:
         self._clients.add(client)
         self._last_client = time.monotonic()
         self._tell_browsers_clients()
-        hello = {"protocolVersion": PROTOCOL_VERSION, "relayVersion": __version__, "browsers": self.browsers}
+        hello = {
+            "protocolVersion": PROTOCOL_VERSION,
+            "relayVersion": __version__,
+            "browsers": self.browsers,
+            "sessions": self.sessions,
+        }
         client.deliver(Frame({"method": Method.HELLO.value, "params": hello}))
 
     def detach(self, client: RelayClient) -> None:
@@ -533,6 +576,14 @@ class Relay:
         for rid, pending in list(self._pending.items()):
             if pending.client is client:
                 del self._pending[rid]
+        for key in [key for key in self._cancellers if key[0] is client]:
+            self._cancellers.pop(key)()  # the page need not finish what nobody waits for
+        owned = [sid for sid, session in self._sessions.items() if session.owner is client]
+        self._last_left_with_session = bool(owned)
+        for sid in owned:
+            del self._sessions[sid]
+        if owned:
+            self._sessions_changed()
 
     async def _serve_client(self, connection: ServerConnection) -> None:
         client = _SocketClient(connection)
@@ -560,11 +611,20 @@ class Relay:
             client.deliver(_error_frame(msg.id, ErrorCode.BAD_REQUEST, "clients may only send requests"))
 
     def notify(self, client: RelayClient, method: str, params: dict[str, Any]) -> None:
-        """A client's notification: only ``events.push`` (for a browser's side panels) is understood."""
+        """A client's notification: ``events.push`` (for a browser's side panels, and for the other clients when
+        it comes from an MCP session) and ``request.cancel`` (the client gave up on a request)."""
         if method == Method.EVENTS_PUSH.value:
             peer = self._browsers.get(params.get("browserId"))  # type: ignore[arg-type]
             if peer is not None:
                 send_soon(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
+                session = self._session_of(client)
+                if session is not None and isinstance(params.get("events"), list):
+                    update = {"sessionId": session.info.id, "browserId": peer.info.id, "events": params["events"]}
+                    self._broadcast(Method.SESSION_EVENTS, update, but=client)
+        elif method == Method.REQUEST_CANCEL.value:
+            cancel = self._cancellers.pop((client, params.get("id")), None)  # type: ignore[arg-type]
+            if cancel is not None:
+                cancel()
         else:
             client.deliver(_error_frame(None, ErrorCode.BAD_REQUEST, "clients may only send requests"))
 
@@ -572,6 +632,14 @@ class Relay:
         """A client's request; its reply is delivered to ``client`` when it comes."""
         if method == Method.RELAY_STATUS.value:
             client.deliver(Frame({"id": client_id, "result": self.status()}))
+            return
+        if method in _SESSION_METHODS:
+            try:
+                result = _SESSION_METHODS[method](self, client, params)
+            except _Refused as exc:
+                client.deliver(_error_frame(client_id, exc.code, exc.message))
+                return
+            client.deliver(Frame({"id": client_id, "result": result}))
             return
         if method not in FORWARDED_METHODS:
             client.deliver(_error_frame(client_id, ErrorCode.UNKNOWN_METHOD, f"unknown method {method!r}"))
@@ -581,11 +649,19 @@ class Relay:
         if peer is None:
             client.deliver(_error_frame(client_id, ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected"))
             return
+        if (session := self._session_of(client)) is not None:
+            self._note_activity(session, method)
         if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
         self._pending[rid] = _Pending(client, client_id, peer.info.id)
         params = {k: v for k, v in params.items() if k != "browserId"}
+        if method == Method.TOOL_CALL.value:
+            params["callId"] = rid
+            connection = peer.connection
+            self._cancellers[(client, client_id)] = lambda: send_soon(
+                connection, notification(Method.TOOL_CANCEL, {"callId": rid})
+            )
         send_soon(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
 
     def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict[str, Any]) -> bool:
@@ -600,16 +676,107 @@ class Relay:
             return False
 
         def settle(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+            self._cancellers.pop((client, client_id), None)
             client.deliver(Frame({"id": client_id, "error": error} if error else {"id": client_id, "result": result}))
 
         timeout_ms, max_chars = params.get("timeoutMs", 30_000), params.get("maxResultChars", 4_000_000)
         if not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (timeout_ms, max_chars)):
             return False  # the worker answers such a request as it always has
+        call_id = self.lanes.next_call_id()
         try:
-            lane.call(self.lanes.next_call_id(), name, params.get("args") or {}, timeout_ms, max_chars, settle)  # type: ignore[arg-type]
+            lane.call(call_id, name, params.get("args") or {}, timeout_ms, max_chars, settle)  # type: ignore[arg-type]
         except LaneFailure:
             return False
+        self._cancellers[(client, client_id)] = lambda: lane.cancel(call_id)
         return True
+
+    # ----- MCP sessions -----
+
+    def _session_of(self, client: RelayClient) -> _Session | None:
+        return next((s for s in self._sessions.values() if s.owner is client), None)
+
+    def _register(self, client: RelayClient, params: dict[str, Any]) -> dict[str, Any]:
+        """``session.register``: the client (an MCP server process) is a session from now until it leaves; again,
+        it renames its session (the MCP client's name is known only once it introduced itself)."""
+        name, pid = params.get("client"), params.get("pid")
+        if not isinstance(name, str) or not isinstance(pid, int) or isinstance(pid, bool):
+            raise _Refused(ErrorCode.BAD_REQUEST, "session.register needs client (a string) and pid (an integer)")
+        session, now = self._session_of(client), time.time()
+        if session is None:  # one session per client connection; registering again renames it
+            info = SessionInfo(id=uuid.uuid4().hex[:12], started=now)
+            session = self._sessions[info.id] = _Session(client, info)
+        session.info.client, session.info.pid, session.info.last_activity = name[:MAX_CLIENT_NAME], pid, now
+        self._sessions_changed()
+        return {"session": session.info.model_dump(by_alias=True)}
+
+    def _bind(self, client: RelayClient, params: dict[str, Any]) -> dict[str, Any]:
+        """``session.bind``: the client's session takes a tab (``tabId`` null lets it go). A tab another session
+        holds is refused with ``TAB_IN_USE`` unless ``force``, which unbinds that session."""
+        session = self._session_of(client)
+        if session is None:
+            raise _Refused(ErrorCode.BAD_REQUEST, "register a session first (session.register)")
+        browser_id, tab_id, force = params.get("browserId"), params.get("tabId"), params.get("force") is True
+        if tab_id is None:
+            session.info.browser_id = session.info.tab_id = None
+            self._sessions_changed()
+            return {"session": session.info.model_dump(by_alias=True)}
+        peer = self._browsers.get(browser_id) if isinstance(browser_id, str) else None
+        if peer is None:
+            raise _Refused(ErrorCode.NOT_CONNECTED, f"no browser {browser_id!r} connected")
+        if not _is_int(tab_id) or tab_id not in peer.tabs:
+            raise _Refused(ErrorCode.TAB_NOT_FOUND, f"no tab {tab_id!r} in browser {browser_id}")
+        for other in self._sessions.values():
+            if other is not session and other.info.browser_id == browser_id and other.info.tab_id == tab_id:
+                if not force:
+                    raise _Refused(
+                        ErrorCode.TAB_IN_USE,
+                        f"tab {tab_id} is held by session {other.info.id} ({other.info.client or 'a client'}, "
+                        f"pid {other.info.pid}); bind with force to take it over",
+                    )
+                other.info.browser_id = other.info.tab_id = None
+        session.info.browser_id, session.info.tab_id = browser_id, tab_id
+        session.info.last_activity = time.time()
+        self._sessions_changed()
+        return {"session": session.info.model_dump(by_alias=True)}
+
+    def _close(self, client: RelayClient, params: dict[str, Any]) -> dict[str, Any]:
+        """``session.close`` from a client (a notebook's panel): the session ends; its owner sees it gone."""
+        if not self._close_session(params.get("sessionId")):
+            raise _Refused(ErrorCode.BAD_REQUEST, f"no session {params.get('sessionId')!r}")
+        return {"closed": params.get("sessionId")}
+
+    def _close_session(self, session_id: Any) -> bool:
+        if not isinstance(session_id, str) or self._sessions.pop(session_id, None) is None:
+            return False
+        self._sessions_changed()
+        return True
+
+    def _unbind_where(self, held: Callable[[SessionInfo], bool]) -> None:
+        """Sessions whose tab went away (closed, or its browser left) are bound to nothing."""
+        changed = False
+        for session in self._sessions.values():
+            if session.info.tab_id is not None and held(session.info):
+                session.info.browser_id = session.info.tab_id = None
+                changed = True
+        if changed:
+            self._sessions_changed()
+
+    def _note_activity(self, session: _Session, method: str) -> None:
+        session.info.last_activity = time.time()
+        session.info.calls += method == Method.TOOL_CALL.value
+        if self._activity_push is None:
+            self._activity_push = asyncio.get_running_loop().call_later(ACTIVITY_PUSH, self._sessions_changed)
+
+    def _sessions_changed(self) -> None:
+        """Tell every client and browser (side panels show sessions) what the sessions are now."""
+        if self._activity_push is not None:
+            self._activity_push.cancel()
+            self._activity_push = None
+        params = {"sessions": self.sessions}
+        self._broadcast(Method.SESSIONS_UPDATED, params)
+        text = notification(Method.SESSIONS_UPDATED, params)
+        for peer in self._browsers.values():
+            send_soon(peer.connection, text)
 
     # ----- sending -----
 
@@ -619,10 +786,26 @@ class Relay:
         for peer in self._browsers.values():
             send_soon(peer.connection, text)
 
-    def _broadcast(self, method: Method, params: dict[str, Any]) -> None:
+    def _broadcast(self, method: Method, params: dict[str, Any], *, but: RelayClient | None = None) -> None:
         frame = Frame({"method": method.value, "params": params})
         for client in list(self._clients):
-            client.deliver(frame)
+            if client is not but:
+                client.deliver(frame)
+
+
+class _Refused(Exception):
+    """A session request the relay refuses, with the error code to answer."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+_SESSION_METHODS: dict[str, Callable[[Relay, RelayClient, dict[str, Any]], dict[str, Any]]] = {
+    Method.SESSION_REGISTER.value: Relay._register,
+    Method.SESSION_BIND.value: Relay._bind,
+    Method.SESSION_CLOSE.value: Relay._close,
+}
 
 
 def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:

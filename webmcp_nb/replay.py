@@ -111,11 +111,14 @@ def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), toleran
     return "\n".join(difflib.unified_diff(a, b, "recorded", "replayed", lineterm="", n=1))
 
 
-def recorded_steps(session: Session) -> list[tuple[str, Any, Any, str | None]]:
-    """(tool, arguments, result or None, error code or None) for each recorded tool call, in order."""
+def recorded_steps(session: Session, *, mcp: bool = True) -> list[tuple[str, Any, Any, str | None]]:
+    """(tool, arguments, result or None, error code or None) for each recorded tool call, in order; ``mcp=False``
+    leaves out the calls an agent made to MCP servers' tools (those name their ``server``)."""
     steps: list[tuple[str, Any, Any, str | None]] = []
     open_calls: dict[tuple[int | None, str], list[Any]] = {}
     for event in session.events:
+        if not mcp and "server" in event.data:
+            continue
         key = (event.tab_id, str(event.data.get("tool")))
         if event.kind == "tool.called":
             open_calls.setdefault(key, []).append(event.data.get("arguments"))
@@ -173,7 +176,7 @@ async def areplay_calls(
     session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
 ) -> ReplayReport:
     """Repeat the recorded tool calls on ``tab`` in order and compare each result."""
-    recorded = recorded_steps(session)
+    recorded = recorded_steps(session, mcp=False)
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     try:
@@ -195,7 +198,8 @@ async def areplay_agent(
     session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
 ) -> ReplayReport:
     """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
-    calls run on ``tab``, and every result is compared with the recording."""
+    calls run on ``tab``, and every result is compared with the recording. MCP servers the agent used are not
+    needed: their recorded results stand in for them."""
     from .agent import Agent, ConfirmPolicy
     from .agent_rules import resolve_policy
     from .testing import Reply, ScriptedServer
@@ -212,6 +216,11 @@ async def areplay_agent(
     recorded = recorded_steps(session)
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
+    stand_ins: list[Any] = []
+    if any("server" in e.data for e in session.filter("tool.called")):
+        from .mcp.client import RecordedMCPServer
+
+        stand_ins = RecordedMCPServer.from_events(session.events)
 
     def listen(event: Any) -> None:
         if event.kind == "tool.returned" and event.tab_id == tab.id:
@@ -239,6 +248,7 @@ async def areplay_agent(
             session=replay,
             max_tool_calls=10_000,
             turn_timeout=600,
+            mcp_servers=stand_ins,
         )
         for task in tasks:
             await agent.arun(task)

@@ -1,5 +1,5 @@
 // The side panel's port to the worker's hub (panel-hub.js): requests that get a reply, and the hub's own
-// messages (init, event, tab, tabClosed, skills, status), handed to one listener. The worker may stop and
+// messages (init, event, tab, tabClosed, skills, sessions, status), handed to one listener. The worker may stop and
 // restart (Chrome stops idle workers): the port reconnects with backoff, and a request in flight when it goes
 // gets a NOT_CONNECTED reply.
 

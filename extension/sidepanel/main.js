@@ -1,5 +1,5 @@
 // The side panel: the shown tab's tools (call one by hand), its skills (switch them), the session's log,
-// confirmations (from a notebook agent and from this panel's chat), and the chat. Everything goes through the
+// confirmations (from a notebook agent and from this panel's chat), the chat, and the MCP clients' sessions. Everything goes through the
 // worker's hub (panel-hub.js) over one runtime port; the hub records what the panel does as events, which reach
 // the notebook's session when a notebook is connected.
 //
@@ -13,6 +13,7 @@ import { $ } from './dom.js';
 import { renderHeader, renderStatus, setStatus } from './header.js';
 import { connectHub } from './hub.js';
 import { appendLog, remember, renderLog } from './log.js';
+import { renderSessions, setSessions } from './sessions.js';
 import { renderSkills, setSkills } from './skills.js';
 import { followActiveTab, shown, tabs } from './tabs.js';
 import { forgetSelection, renderTools, setUpTools } from './tools.js';
@@ -26,6 +27,7 @@ function renderTab() {
 function tabUpdated(tab) {
   tabs.set(tab.id, tab);
   if (tab.id === shown.tabId) renderTab();
+  renderSessions();
 }
 
 // `live`: it just happened (an event the hub's init repeats is not appended to the log one by one).
@@ -47,9 +49,11 @@ function onHubMessage(message) {
       tabs.clear();
       for (const tab of message.tabs ?? []) tabs.set(tab.id, tab);
       setSkills(message.skills);
+      setSessions(message.sessions);
       for (const event of message.events ?? []) addEvent(event, false);
       renderTab();
       renderLog();
+      renderSessions();
       break;
     case 'event':
       addEvent(message.event, true);
@@ -60,6 +64,11 @@ function onHubMessage(message) {
     case 'tabClosed':
       tabs.delete(message.tabId);
       if (message.tabId === shown.tabId) renderTab();
+      renderSessions();
+      break;
+    case 'sessions':
+      setSessions(message.sessions);
+      renderSessions();
       break;
     case 'skills':
       setSkills(message.skills);

@@ -13,6 +13,12 @@ mc.registerTool({
   name: 'hanging', description: 'How many hang calls reached the page', inputSchema: none,
   annotations: { readOnlyHint: true }, execute: () => window.hanging ?? 0,
 });
+window.cancelled = [];
+mc.addEventListener('toolcancel', (event) => window.cancelled.push(event.toolName ?? '?'));
+mc.registerTool({
+  name: 'cancelled', description: 'The calls the page was told were cancelled (toolcancel events)', inputSchema: none,
+  annotations: { readOnlyHint: true }, execute: () => window.cancelled,
+});
 mc.registerTool({
   name: 'leave', description: 'Navigates away mid-call', inputSchema: none,
   execute() { setTimeout(() => location.assign('landing.html'), 50); return new Promise(() => {}); },

@@ -19,6 +19,7 @@ from ..events import Event
 from ..providers import PRESETS
 from ..tools import risk_label
 from .form import SchemaForm
+from .sessions import SessionsView
 
 if TYPE_CHECKING:
     from ..agent import Agent, AgentRun
@@ -353,8 +354,9 @@ class Panel(W.VBox):
         self.operations = OperationLog()
         self.confirmations = W.VBox(layout=FULL)
         self.cards: dict[str, ConfirmationCard] = {}
-        self.sections = W.Tab(children=[self.tools, self.chat, self.skills, self.operations])
-        for i, title in enumerate(["Tools", "Chat", "Skills", "Log"]):
+        self.sessions = SessionsView(browser)
+        self.sections = W.Tab(children=[self.tools, self.chat, self.skills, self.operations, self.sessions])
+        for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions"]):
             self.sections.set_title(i, title)
         super().__init__([self.status, self.confirmations, self.sections], layout=FULL)
         for event in list(browser.events.events)[-LOG_LINES:]:
@@ -385,6 +387,7 @@ class Panel(W.VBox):
 
     def close(self) -> None:
         self._unsubscribe()
+        self.sessions.close()
         super().close()
 
 

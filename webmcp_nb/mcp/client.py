@@ -1,0 +1,478 @@
+"""``wm.mcp.connect(...)``: any MCP server's tools in a notebook, and beside a page's tools in an agent.
+
+The server is reached with the official SDK's ``Client``: a command (stdio; its stderr goes to a log file in the
+webmcp-nb home, since Jupyter's stderr has no file descriptor) or an ``http(s)://`` URL (Streamable HTTP). The
+client is held open in one task on the library's loop, so it works from a cell while Jupyter's loop runs, and
+protocol era is negotiated (2026-07-28 with ``subscriptions/listen``, else the 2025-11-25 handshake). Tool-list
+changes are followed in either era; ``server.tools`` is always the server's current list.
+
+A tool's result is the server's text (its text content blocks, joined); ``isError`` raises ``ToolError`` with the
+server's message, as a page tool's failure does. What the server says is untrusted: its tools carry
+``untrustedContentHint`` as the library sees them, so an agent marks their results as untrusted data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import re
+import shlex
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.subscriptions import ListenNotSupportedError
+from mcp.shared.exceptions import MCPError
+
+from .._loop import blocking, on_loop
+from ..display import Markup, clip, escape, pre_json, pretty_json, table
+from ..errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from ..events import Event, EventStream
+from ..home import home
+from ..protocol import ToolInfo
+from ..schema import check_arguments, signature_from_schema
+from ..tools import risk_label
+
+__all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
+
+CALL_TIMEOUT = 60.0
+"""Seconds a tool call may take by default."""
+_HINTS = {
+    "read_only_hint": "readOnlyHint",
+    "destructive_hint": "destructiveHint",
+    "idempotent_hint": "idempotentHint",
+    "open_world_hint": "openWorldHint",
+}
+
+
+class MCPResult:
+    """What an MCP tool returned: ``text`` (its text blocks, joined), ``value`` (the structured content, or the
+    text parsed as JSON when it is JSON), ``content`` (every block, as the server sent it), ``duration_ms``."""
+
+    def __init__(self, tool: str, result: types.CallToolResult, duration_ms: float) -> None:
+        self.tool = tool
+        self.content = [block.model_dump(by_alias=True, exclude_none=True) for block in result.content]
+        self.text = "\n".join(b["text"] for b in self.content if b.get("type") == "text")
+        self.duration_ms = duration_ms
+        self.value: Any = result.structured_content
+        if self.value is None:
+            try:
+                self.value = json.loads(self.text)
+            except ValueError:
+                self.value = self.text
+
+    def __repr__(self) -> str:
+        return f"MCPResult({self.tool!r}, {self.duration_ms:.1f} ms, value={clip(repr(self.value), 200)})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        head = f"{self.tool} → ok in {self.duration_ms:.1f} ms"
+        return {
+            "text/plain": f"{head}\n{pretty_json(self.value, 4000)}",
+            "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
+        }
+
+
+class MCPTool:
+    """One tool of an MCP server; call it with keyword arguments (checked against its schema first)."""
+
+    def __init__(self, server: MCPServer | RecordedMCPServer, tool: types.Tool) -> None:
+        self.server = server
+        hints = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
+        annotations = {_HINTS[k]: v for k, v in hints.items() if k in _HINTS}
+        annotations["untrustedContentHint"] = True  # a third party's text, whatever the server says
+        self.info = ToolInfo(
+            name=tool.name,
+            title=tool.title or (tool.annotations.title if tool.annotations else None),
+            description=tool.description or "",
+            inputSchema=tool.input_schema,
+            annotations=annotations,
+            source=f"mcp:{server.name}",
+        )
+        try:
+            self.__signature__ = signature_from_schema(tool.input_schema)
+        except (TypeError, ValueError):
+            self.__signature__ = inspect.Signature()
+        self.__doc__ = self.info.description or tool.name
+        self.has_pattern = '"pattern"' in json.dumps(tool.input_schema)
+
+    name = property(lambda self: self.info.name, doc="The tool's name on its server.")
+    title = property(lambda self: self.info.title)
+    description = property(lambda self: self.info.description)
+    input_schema = property(lambda self: self.info.input_schema or {"type": "object", "properties": {}})
+    annotations = property(lambda self: dict(self.info.annotations))
+    source = property(lambda self: self.info.source, doc="``mcp:<server name>``")
+
+    @property
+    def qualified_name(self) -> str:
+        """``<server>.<tool>``: what agents and sessions call it, beside page tools."""
+        return f"{self.server.name}.{self.name}"
+
+    @property
+    def read_only(self) -> bool:
+        return self.info.annotations.get("readOnlyHint") is True
+
+    @property
+    def risk(self) -> str:
+        """``low`` (``readOnlyHint``), ``high`` (``destructiveHint``) or ``medium``: the agents' rule for page tools."""
+        from ..agent_rules import risk_of
+
+        return risk_of(self.info.annotations)
+
+    @on_loop
+    async def acall(self, **kwargs: Any) -> MCPResult:
+        """Call the tool with keyword arguments."""
+        return await self.server.acall(self.name, kwargs)
+
+    call = blocking(acall)
+    __call__ = call
+
+    def __repr__(self) -> str:
+        return f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        body = (
+            f"<div><b>{escape(self.qualified_name)}</b> <i>({escape(risk_label(self.risk))})</i>"
+            f"<div>{escape(self.description)}</div>"
+            f"<details><summary>input schema</summary>{pre_json(self.input_schema)}</details></div>"
+        )
+        return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
+
+
+class MCPToolMap(Mapping[str, MCPTool]):
+    """A server's tools by name, always as the server last listed them."""
+
+    def __init__(self, server: MCPServer | RecordedMCPServer) -> None:
+        self._server = server
+
+    def __getitem__(self, name: str) -> MCPTool:
+        return self._server._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict(self._server._tools))
+
+    def __len__(self) -> int:
+        return len(self._server._tools)
+
+    def __repr__(self) -> str:
+        return f"MCPToolMap({', '.join(self) or 'no tools'})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        tools = dict(self)
+        caption = f"{len(tools)} tools of MCP server {self._server.name}"
+        rows = [
+            [Markup(f"<code>{escape(t.name)}</code>"), risk_label(t.risk), clip(t.description, 160)]
+            for t in tools.values()
+        ]
+        lines = [caption] + [
+            f"  {t.name:<28} {risk_label(t.risk):<11} {clip(t.description, 70)}" for t in tools.values()
+        ]
+        return {"text/plain": "\n".join(lines), "text/html": table(["name", "risk", "description"], rows, caption)}
+
+
+def _log_file(name: str) -> TextIO:
+    folder = home() / "mcp"
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "server"
+    return open(folder / f"{safe}.log", "a", encoding="utf-8")
+
+
+def _name_from(target: str | Sequence[str]) -> str:
+    if isinstance(target, str) and re.match(r"^https?://", target):
+        from urllib.parse import urlsplit
+
+        return urlsplit(target).hostname or "server"
+    words = shlex.split(target) if isinstance(target, str) else list(target)
+    for word in reversed(words):  # the package or script, not the interpreter: `uvx mcp-server-time` → mcp-server-time
+        if not word.startswith("-"):
+            base = Path(word).name.removesuffix(".py").removesuffix(".js")
+            return re.sub(r"^(mcp-server-|server-)", "", base) or base
+    return "server"
+
+
+class MCPServer:
+    """A connected MCP server (from :func:`connect`): ``tools``, ``call``/``acall``, ``close``."""
+
+    def __init__(
+        self, target: str | Sequence[str], *, env: Mapping[str, str] | None, cwd: str | Path | None, name: str | None
+    ) -> None:
+        self.target = target
+        self.name = re.sub(r"[^A-Za-z0-9_-]", "_", name or _name_from(target))
+        """A short name: agents prefix its tools with it (``time.get_current_time`` → ``time_get_current_time``)."""
+        self.events = EventStream()
+        """Calls made through this object: ``tool.called``, ``tool.returned``, ``tool.failed``, ``tools.changed``."""
+        self.protocol_version = ""
+        self.server_info: types.Implementation | None = None
+        self._env, self._cwd = env, cwd
+        self._tools: dict[str, MCPTool] = {}
+        self._client: Client | None = None
+        self._closing = asyncio.Event()
+        self._holder: asyncio.Task[None] | None = None
+        self._refreshing: asyncio.Task[None] | None = None
+        self._log: TextIO | None = None
+
+    # ----- the connection, held in one task -----
+
+    async def _open(self, timeout: float) -> None:
+        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._holder = asyncio.ensure_future(self._hold(ready))
+        try:
+            await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except BaseException:
+            await self.aclose()
+            raise
+
+    def _client_for(self) -> Client:
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                self._refresh_soon()
+
+        target = self.target
+        if isinstance(target, str) and re.match(r"^https?://", target):
+            return Client(target, message_handler=on_message, cache=None)
+        words = shlex.split(target) if isinstance(target, str) else [str(w) for w in target]
+        if not words:
+            raise ValueError("connect() needs a command or a URL")
+        params = StdioServerParameters(
+            command=words[0],
+            args=words[1:],
+            env=dict(self._env) if self._env is not None else None,
+            cwd=str(self._cwd) if self._cwd is not None else None,
+        )
+        self._log = _log_file(self.name)
+        return Client(stdio_client(params, errlog=self._log), message_handler=on_message, cache=None)
+
+    async def _hold(self, ready: asyncio.Future[None]) -> None:
+        """Open the client, list its tools, follow list changes, and keep it open until :meth:`aclose`."""
+        try:
+            async with self._client_for() as client:
+                self._client = client
+                self.protocol_version = client.protocol_version
+                self.server_info = client.server_info
+                await self._list()
+                ready.set_result(None)
+                with contextlib.suppress(ListenNotSupportedError, MCPError):
+                    if client.protocol_version >= "2026":
+                        async with client.listen(tools_list_changed=True) as stream:
+                            listening = asyncio.ensure_future(self._follow(stream))
+                            await self._closing.wait()
+                            listening.cancel()
+                            return
+                await self._closing.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}"))
+            elif not isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._client = None
+
+    async def _follow(self, stream: Any) -> None:
+        async for _ in stream:
+            self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self._list())
+
+    async def _list(self) -> None:
+        assert self._client is not None
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(100):
+            page = await self._client.list_tools(cursor=cursor)
+            listed += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        before = set(self._tools)
+        self._tools = {tool.name: MCPTool(self, tool) for tool in listed}
+        added, removed = sorted(set(self._tools) - before), sorted(before - set(self._tools))
+        if added or removed:
+            self.events.emit("tools.changed", server=self.name, added=added, removed=removed, count=len(self._tools))
+
+    # ----- public -----
+
+    @property
+    def tools(self) -> MCPToolMap:
+        """The server's tools by name, live: it follows the server's list changes."""
+        return MCPToolMap(self)
+
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    @on_loop
+    async def acall(
+        self, name: str, args: dict[str, Any] | None = None, /, *, timeout: float = CALL_TIMEOUT, **kwargs: Any
+    ) -> MCPResult:
+        """Call tool ``name`` with ``args`` and/or keyword arguments. ``InvalidArgumentsError`` when they do not
+        fit its schema (the server never sees the call); ``ToolError`` with the server's message when it reports
+        an error (``isError``); cancelling the call cancels it on the server."""
+        arguments = {**(args or {}), **kwargs}
+        tool = self._tools.get(name)
+        if tool is None:
+            listed = ", ".join(self._tools) or "none"
+            raise ToolNotFoundError(f"MCP server {self.name} has no tool {name!r}; its tools: {listed}")
+        await check_arguments(name, tool.input_schema, arguments, has_pattern=tool.has_pattern)
+        if self._client is None:
+            raise NotConnectedError(f"MCP server {self.name} is closed")
+        self.events.emit("tool.called", server=self.name, tool=name, arguments=arguments)
+        started = time.perf_counter()
+        try:
+            result = await self._client.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except TimeoutError:
+            error: WebMCPError = ToolTimeoutError(f"{self.name}.{name} did not answer within {timeout:g} s")
+        except MCPError as exc:
+            error = ToolError(f"{self.name}.{name}: {exc}")
+        else:
+            outcome = MCPResult(name, result, (time.perf_counter() - started) * 1000)
+            if not result.is_error:
+                self.events.emit("tool.returned", server=self.name, tool=name, text=outcome.text)
+                return outcome
+            error = ToolError(outcome.text or f"{self.name}.{name} reported an error", data=outcome.content)
+        duration = (time.perf_counter() - started) * 1000
+        self.events.emit(
+            "tool.failed", server=self.name, tool=name, code=error.code.value, error=error.message, duration_ms=duration
+        )
+        raise error
+
+    call = blocking(acall)
+
+    @on_loop
+    async def arefresh_tools(self) -> MCPToolMap:
+        """List the server's tools again now (they are followed as they change anyway)."""
+        if self._client is None:
+            raise NotConnectedError(f"MCP server {self.name} is closed")
+        await self._list()
+        return self.tools
+
+    refresh_tools = blocking(arefresh_tools)
+
+    @on_loop
+    async def aclose(self) -> None:
+        """Disconnect; a stdio server's process is stopped."""
+        self._closing.set()
+        if self._holder is not None:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await self._holder
+        if self._log is not None:
+            self._log.close()
+
+    close = blocking(aclose)
+
+    def __enter__(self) -> MCPServer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = f"protocol {self.protocol_version}" if self.connected else "closed"
+        return f"<MCPServer {self.name} ({state}), {len(self._tools)} tools>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        tools = self.tools._repr_mimebundle_()
+        who = self.server_info.name if self.server_info else self.name
+        head = f"MCP server {self.name} ({who}, {'protocol ' + self.protocol_version if self.connected else 'closed'})"
+        return {
+            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
+        }
+
+
+class RecordedMCPServer:
+    """An MCP server as a recorded session saw it: its tools (as the agent was offered them) and their results in
+    order. ``replay_agent`` gives it to the agent in place of the live server, so a session replays without it."""
+
+    def __init__(
+        self, name: str, tools: Mapping[str, dict[str, Any]], outcomes: Mapping[str, list[dict[str, Any]]]
+    ) -> None:
+        self.name = name
+        self.events = EventStream()
+        self._tools = {
+            tool: MCPTool(self, types.Tool(name=tool, input_schema={"type": "object"}, **_recorded(meta)))
+            for tool, meta in tools.items()
+        }
+        self._outcomes = {tool: list(results) for tool, results in outcomes.items()}
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> list[RecordedMCPServer]:
+        """The MCP servers an agent used in a recording, from its ``tool.*`` events that name a ``server``."""
+        tools: dict[str, dict[str, dict[str, Any]]] = {}
+        outcomes: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for event in events:
+            server = event.data.get("server")
+            if not isinstance(server, str):
+                continue
+            tool = str(event.data.get("tool", "")).removeprefix(f"{server}.")
+            if event.kind == "tool.called":
+                tools.setdefault(server, {}).setdefault(tool, event.data)
+            elif event.kind == "tool.returned":
+                outcomes.setdefault(server, {}).setdefault(tool, []).append({"text": event.data.get("text", "")})
+            elif event.kind == "tool.failed":
+                failure = {"code": event.data.get("code"), "error": event.data.get("error", "")}
+                outcomes.setdefault(server, {}).setdefault(tool, []).append(failure)
+        return [cls(name, listed, outcomes.get(name, {})) for name, listed in tools.items()]
+
+    @property
+    def tools(self) -> MCPToolMap:
+        return MCPToolMap(self)
+
+    async def acall(self, name: str, args: dict[str, Any] | None = None, /, **kwargs: Any) -> MCPResult:
+        """The next recorded outcome of ``name``."""
+        from ..errors import error_from_code
+
+        queue = self._outcomes.get(name) or []
+        if not queue:
+            raise ToolError(f"the recording has no further result of {self.name}.{name}")
+        outcome = queue.pop(0)
+        if "code" in outcome:
+            raise error_from_code(str(outcome["code"]), str(outcome.get("error", "")))
+        text = str(outcome.get("text", ""))
+        return MCPResult(name, types.CallToolResult(content=[types.TextContent(text=text)]), 0.0)
+
+    def __repr__(self) -> str:
+        return f"<RecordedMCPServer {self.name}, {len(self._tools)} tools>"
+
+
+def _recorded(meta: dict[str, Any]) -> dict[str, Any]:
+    raw = meta.get("annotations")
+    hints: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    names = {v: k for k, v in _HINTS.items()}
+    annotations = types.ToolAnnotations.model_validate(
+        {names[k]: v for k, v in hints.items() if k in names and isinstance(v, bool)}
+    )
+    return {"description": str(meta.get("description") or ""), "annotations": annotations}
+
+
+def _why(exc: BaseException) -> str:
+    inner = getattr(exc, "exceptions", None)  # an exception group, from the SDK's task groups
+    if isinstance(inner, tuple | list):
+        return "; ".join(_why(e) for e in inner)
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+@on_loop
+async def aconnect(
+    command_or_url: str | Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | Path | None = None,
+    name: str | None = None,
+    timeout: float = 30.0,
+) -> MCPServer:
+    """Connect to an MCP server: a command line (``"uvx mcp-server-time"``, or a list of words) run over stdio, or
+    an ``http(s)://`` URL (Streamable HTTP). ``env`` is added to a small safe environment the SDK passes the
+    command (``PATH``, ``HOME``…); ``name`` (default: from the command or host) prefixes its tools in agents."""
+    server = MCPServer(command_or_url, env=env, cwd=cwd, name=name)
+    await server._open(timeout)
+    return server
+
+
+connect = blocking(aconnect)
