@@ -1,6 +1,7 @@
 """Sessions: recorded as they happen (a kill loses nothing), reported as one HTML file, replayed with a
 divergence report, and free of secrets."""
 
+import asyncio
 import json
 import os
 import shutil
@@ -211,9 +212,77 @@ def test_tool_calls_through_a_session_are_recorded_with_the_tab(flights, tmp_pat
         flights.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
         session.note("searched by hand")
         with pytest.raises(wm.InvalidArgumentsError):
-            flights.call("searchFlights", origin="nowhere")
+            flights.call("searchFlights", {**dict(DEMO_SCRIPT[0].tool_calls[0][1]), "origin": "nowhere"})
+        with pytest.raises(wm.ToolNotFoundError):
+            flights.call("searchFlight")
     loaded = wm.Session.load(tmp_path / "manual")
     called, returned = loaded.filter("tool.called")[0], loaded.filter("tool.returned")[0]
     assert called.tab_id == flights.id and called.url.startswith(flights.url.split("?")[0]) and returned.duration_ms > 0
+    assert called.data["origin"] == "notebook"
     assert [e.data["text"] for e in loaded.filter("note")] == ["searched by hand"]
-    assert not session.recording and len(loaded.filter("tool.called")) == 1  # refused calls never happened
+    assert not session.recording and len(loaded.filter("tool.called")) == 1  # refused calls never reached the page
+    refused = loaded.filter("tool.refused")  # but they are in the record, with why
+    assert [(e.data["tool"], e.data["code"], e.data["field"]) for e in refused] == [
+        ("searchFlights", "INVALID_ARGS", "origin"),
+        ("searchFlight", "TOOL_NOT_FOUND", None),
+    ]
+    assert refused[0].data["arguments"]["origin"] == "nowhere" and "does not match" in refused[0].data["error"]
+
+
+class SlowEvidence:
+    """A recorder whose screenshots take a while (as Chrome's capture quota makes them): it notes when each
+    phase of the evidence began and ended."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, tuple[float, float]] = {}
+
+    async def _evidence(self, phase: str, tab, tool) -> None:
+        began = time.perf_counter()
+        await asyncio.sleep(0.3)
+        self.times[phase] = (began, time.perf_counter())
+
+
+def test_a_calls_duration_is_the_tools_own_time_not_the_evidences(flights, polyfill_browser, tmp_path):
+    recorder = SlowEvidence()
+    polyfill_browser._attach_session(recorder)
+    try:
+        result = flights.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
+    finally:
+        polyfill_browser._detach_session(recorder)
+    before_ended, after_began = recorder.times["before"][1], recorder.times["after"][0]
+    assert result.duration_ms / 1000 <= after_began - before_ended  # measured between the two screenshots
+
+    with wm.Session(polyfill_browser, directory=tmp_path / "evidence", evidence="all") as session:
+        flights.call("listFlights")
+    kinds = [(e.kind, e.data.get("phase")) for e in session.events if e.kind.startswith(("tool.", "evidence."))]
+    assert kinds == [
+        ("tool.called", None),
+        ("evidence.screenshot", "before"),
+        ("tool.returned", None),
+        ("evidence.screenshot", "after"),
+    ]
+    assert all(e.duration_ms > 0 for e in session.filter("evidence.screenshot"))  # timed on their own
+
+
+@pytest.mark.slow
+def test_a_session_begun_on_a_blank_tab_replays_from_the_first_page_it_used(polyfill_browser, server, tmp_path):
+    blank = polyfill_browser.open("about:blank")
+    try:
+        session = wm.Session(polyfill_browser, directory=tmp_path / "blank", evidence="off")
+        assert session.header.start_url == "about:blank"
+        tab = polyfill_browser.open(server.url("flights/"))
+        tab.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
+        tab.call("listFlights")
+        session.close()
+        tab.close()
+    finally:
+        blank.close()
+    assert wm.Session.load(tmp_path / "blank").first_url == server.url("flights/")
+    cli = subprocess.run(
+        [sys.executable, "-m", "webmcp_nb", "replay", str(tmp_path / "blank")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "replay: 2 steps, every result as recorded" in cli.stdout

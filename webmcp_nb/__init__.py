@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .errors import (
         BrowserCrashedError,
         BrowserNotFoundError,
+        ConfigurationError,
         ConfirmationRequiredError,
         InvalidArgumentsError,
         ModelError,
@@ -56,6 +57,7 @@ _WHERE = {
     "errors": (
         "BrowserCrashedError",
         "BrowserNotFoundError",
+        "ConfigurationError",
         "ConfirmationRequiredError",
         "InvalidArgumentsError",
         "ModelError",
@@ -104,6 +106,7 @@ __all__ = [
     "doctor",
     "BrowserCrashedError",
     "BrowserNotFoundError",
+    "ConfigurationError",
     "ConfirmationRequiredError",
     "InvalidArgumentsError",
     "ModelError",

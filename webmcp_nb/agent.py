@@ -17,7 +17,6 @@ import itertools
 import json
 import time
 import uuid
-import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,8 +36,8 @@ from .agent_rules import (
     stop_note,
 )
 from .display import clip, pre_json, table
-from .errors import ConfirmationRequiredError, InvalidArgumentsError, WebMCPError
-from .events import Event, EventStream
+from .errors import ConfigurationError, ConfirmationRequiredError, WebMCPError
+from .events import Event, EventStream, acting_as
 from .model_io import ModelIO, Usage, parse_arguments
 from .model_tools import ToolSpec, tool_specs
 from .providers import Provider, resolve_provider
@@ -227,14 +226,14 @@ class Agent:
         try:
             policy = resolve_policy(confirm)
         except ValueError as exc:
-            raise InvalidArgumentsError(str(exc), field="confirm") from None
+            raise ConfigurationError(str(exc)) from None
         if policy != confirm:
-            warnings.warn(f"confirm={confirm!r} is now called {policy!r}", DeprecationWarning, stacklevel=2)
+            _loop.warn(f"confirm={confirm!r} is now called {policy!r}", DeprecationWarning)
         self.tab = tab
         chosen = resolve_provider(provider, base_url, prompt_mode=prompt_mode)
         self.model = model or chosen.default_model
         if not self.model:
-            raise InvalidArgumentsError("model=...: this provider has no default model", field="model")
+            raise ConfigurationError(f"provider {chosen.name!r} has no default model: pass model=...")
         self._api_key = chosen.api_key(api_key)
         self.confirm = policy
         """Which risks ask the user first: ``high``, ``medium`` (medium and high), ``always`` or ``never``."""
@@ -323,7 +322,8 @@ class Agent:
             confirm=self.confirm,
             allow_high_risk=self.allow_high_risk,
         )
-        body = self._body = asyncio.ensure_future(self._steps(turn, loop.time() + self.turn_timeout, can_wait))
+        steps = self._steps(turn, loop.time() + self.turn_timeout, can_wait)
+        body = self._body = asyncio.ensure_future(acting_as("agent", steps))  # its tool calls say the agent made them
         failure: BaseException | None = None
         try:
             await asyncio.wait_for(body, self.turn_timeout)
@@ -460,16 +460,19 @@ class Agent:
         if remaining <= 0:
             raise asyncio.TimeoutError
         turn.open[call_id] = (name, "running", step)
-        started = time.perf_counter()
-        try:  # the tab emits tool.called / tool.returned / tool.failed into the same stream
+        stream = self.tab.browser.events
+        mark = stream.last_seq
+        try:  # the tab emits tool.called / tool.returned / tool.failed into the browser's stream
             result = await self.tab.acall(
                 spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
             )
-            step.result, step.text = result.value, result.text
+            step.result, step.text, step.duration_ms = result.value, result.text, result.duration_ms
         except WebMCPError as exc:
             step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
-        finally:
-            step.duration_ms = (time.perf_counter() - started) * 1000
+            failed = [
+                e for e in stream.since(mark + 1) if e.kind == "tool.failed" and e.tab_id == self.tab.id
+            ]  # the page's own time, as the tab measured it (without evidence)
+            step.duration_ms = (failed[-1].duration_ms or 0.0) if failed else 0.0
         return step, True
 
     async def _confirm(self, spec: ToolSpec, arguments: Any, can_wait: bool) -> bool:

@@ -52,6 +52,10 @@ EVIDENCE_FILE = re.compile(r"\d{4,}-[A-Za-z0-9_.-]{1,64}-(?:before|after)\.png")
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
+def _blank(url: str) -> bool:
+    return url.startswith(("about:", "chrome:", "chrome-extension:", "data:")) or not url.strip()
+
+
 def evidence_file(shot: int, tool: str, phase: str) -> str:
     """The file name of a screenshot: the tool's name (the page's) cut down to safe characters, so it is one
     plain name inside the session folder whatever the page called its tool."""
@@ -153,20 +157,21 @@ class Session:
         self._write(record)
 
     async def _evidence(self, phase: str, tab: Tab, tool: Tool) -> None:
+        """A screenshot before or after a call its policy covers, timed on its own (the call's ``duration_ms``
+        is the tool's time alone; Chrome's capture quota makes each screenshot wait up to half a second)."""
         if self.evidence == "off" or (self.evidence == "non-readonly" and tool.read_only) or self._browser is None:
             return
+        events, started = self._browser.events, time.perf_counter()
         try:
             png = await tab.ascreenshot()
-        except Exception as exc:  # evidence must never break the call it documents
-            self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
-            return
-        try:
             name = self._write_evidence(tool.name, phase, png)
-        except OSError as exc:
-            self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
+        except Exception as exc:  # evidence must never break the call it documents
+            took = (time.perf_counter() - started) * 1000
+            events.emit("evidence.failed", tab_id=tab.id, duration_ms=took, tool=tool.name, phase=phase, error=str(exc))
             return
-        self._browser.events.emit(
-            "evidence.screenshot", tab_id=tab.id, url=tab.url, tool=tool.name, phase=phase, file=name
+        took = (time.perf_counter() - started) * 1000
+        events.emit(
+            "evidence.screenshot", tab_id=tab.id, url=tab.url, duration_ms=took, tool=tool.name, phase=phase, file=name
         )
 
     def _write_evidence(self, tool: str, phase: str, png: bytes) -> str:
@@ -234,6 +239,18 @@ class Session:
                 if number != len(lines):
                     raise ValueError(f"{file}:{number}: not an event line") from None
         return session
+
+    @property
+    def first_url(self) -> str | None:
+        """The first page the session used: where its first tool call ran, else the first page it opened or
+        navigated to, else the start URL unless that was blank. (A session begun before the first
+        ``browser.open()`` starts on ``about:blank``; replays start here.)"""
+        for kinds in (("tool.called", "tool.refused"), ("navigation",)):
+            for event in self.events:
+                if event.kind in kinds and event.url and not _blank(event.url):
+                    return event.url
+        start = self.header.start_url
+        return None if start is None or _blank(start) else start
 
     def __iter__(self) -> Iterator[Event]:
         return iter(list(self.events))

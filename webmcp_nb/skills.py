@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ._loop import blocking, on_loop
+from ._loop import blocking, on_loop, warn
 from .agent_rules import Risk
 from .display import table
 from .errors import InvalidArgumentsError, SkillHealthError
@@ -330,11 +329,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
                     "skill.failed", tab_id=result.tab_id, skill=skill.name, version=skill.version, reason=result.reason
                 )
             if not result.ok and (tab is None or result.tab_id != tab.id):  # that tab's caller raises instead
-                warnings.warn(
-                    f"skill {skill.name!r} is not active in tab {result.tab_id}: {result.reason}",
-                    SkillHealthWarning,
-                    stacklevel=2,
-                )
+                warn(f"skill {skill.name!r} is not active in tab {result.tab_id}: {result.reason}", SkillHealthWarning)
         return results
 
     install = blocking(ainstall)
