@@ -4,6 +4,7 @@ divergence report, and free of secrets."""
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -157,27 +158,51 @@ def test_a_killed_run_keeps_every_event_up_to_the_kill(server, tmp_path):
     assert loaded.filter("tool.returned") and KEY not in (directory / "session.jsonl").read_text()
 
 
-def test_the_html_report_renders_its_screenshots_in_chromium(flights, polyfill_browser, tmp_path):
+def test_the_report_is_an_object_that_reads_well_and_works_without_script(flights, polyfill_browser, tmp_path):
     session = record(flights, tmp_path / "evidence", evidence="non-readonly")
     shots = session.filter("evidence.screenshot")
     assert len(shots) == 4  # before and after searchFlights and setFilters; listFlights is read-only
     assert all((session.directory / s.data["file"]).read_bytes().startswith(b"\x89PNG") for s in shots)
-    report = session.report(tmp_path / "evidence" / "report.html")
-    assert "<script" not in report and "http" not in report.split("<body>")[1].split("start ")[0]
+    report = session.report()
+    assert isinstance(report, wm.Report) and "Answered; 3 tool calls, 0 problems" in repr(report)
+    assert report._repr_html_().startswith("<style>") and report.html.startswith("<!doctype html>")
+    summary = report.summary
+    assert (summary.outcome, summary.good, summary.calls, summary.ok, summary.problems) == ("Answered", True, 3, 3, [])
+    assert summary.tasks == [DEMO_TASK] and summary.answer.startswith("There are 4 direct flights")
+    assert summary.tokens["total_tokens"] > 0 and summary.model_ms > 0 and summary.evidence_ms > 0
+    path = report.save(tmp_path / "evidence" / "report.html")
+    html = path.read_text()
+    assert "<script" not in html and not re.search(r"""(?:src|href)=['"](?!data:image/png;base64,|#)""", html)
+    for shown in ("Where the time went", "Tool calls at a glance", "setFilters(stops=[0])", "approved by callback"):
+        assert shown in html, shown
 
-    checker = wm.Skill("img-check")
+    checker = wm.Skill("report-check")
     checker.add_tool(
-        "images", "async () => [...document.images].map((i) => i.complete ? i.naturalWidth : -1)", read_only=True
+        "look",
+        """async () => {
+          const shown = () => [...document.querySelectorAll('.wm-entry')].filter((e) => e.offsetParent).length;
+          const all = shown();
+          document.querySelector('.wm-f-tool').click();  // the filter: CSS only
+          const tools = shown();
+          const image = document.querySelector('.wm-shot img');
+          const small = image.getBoundingClientRect().width;
+          image.click();  // the thumbnail enlarges: CSS only
+          const large = image.getBoundingClientRect().width;
+          const closed = [...document.querySelectorAll('details')].every((d) => !d.open);
+          return { all, tools, small, large, closed, widths: [...document.images].map((i) => i.naturalWidth) };
+        }""",
+        read_only=True,
     )
     with DemoServer({"/": tmp_path / "evidence"}) as files:
         tab = polyfill_browser.open(files.url("report.html"))
         try:
             tab.inject(checker)
-            widths = tab.call("images").value
+            seen = tab.call("look").value
         finally:
-            polyfill_browser.skills.uninstall("img-check")
+            polyfill_browser.skills.uninstall("report-check")
             tab.close()
-    assert len(widths) == 4 and all(w > 100 for w in widths)
+    assert len(seen["widths"]) == 4 and all(w > 100 for w in seen["widths"])
+    assert seen["tools"] == 3 < seen["all"] and seen["large"] > 2 * seen["small"] and seen["closed"]
 
 
 def test_no_file_written_holds_a_secret(flights, polyfill_browser, tmp_path):

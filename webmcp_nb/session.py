@@ -34,6 +34,7 @@ from .home import home
 
 if TYPE_CHECKING:
     from .browser import Browser
+    from .report import Report
     from .tab import Tab
     from .tools import Tool
 
@@ -295,24 +296,22 @@ class Session:
                 shutil.copyfile(source, target / source.name, follow_symlinks=False)
         return target
 
-    def report(self, path: str | Path | None = None) -> str:
-        """The self-contained HTML report (written to ``path`` when given)."""
-        from .report import render
+    def report(self, path: str | Path | None = None) -> Report:
+        """The session's report: it displays as the report in a notebook, ``.html`` is the self-contained file and
+        ``.save(path)`` writes it (as passing ``path`` here does)."""
+        from .report import Report
 
-        html = render(self)
+        report = Report(self)
         if path is not None:
-            Path(path).write_text(html, encoding="utf-8")
-        return html
+            report.save(path)
+        return report
 
     def __repr__(self) -> str:
         state = "recording" if self.recording else "closed"
         return f"<Session {self.header.id} {state}, {len(self.events)} events, {self.directory}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        kinds: dict[str, int] = {}
-        for e in self.events:
-            kinds[e.kind] = kinds.get(e.kind, 0) + 1
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        from .report import render
+        from .report import Report
 
-        return {"text/plain": f"{self!r}\n{summary}", "text/html": render(self, fragment=True)}
+        report = Report(self)
+        return {"text/plain": f"{self!r}\n{report!r}", "text/html": report._repr_html_()}
