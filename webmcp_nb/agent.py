@@ -35,7 +35,7 @@ from .agent_rules import (
     result_text,
     stop_note,
 )
-from .display import clip, pre_json, table
+from .display import clip, escape, pre_json, table
 from .errors import ConfigurationError, ConfirmationRequiredError, WebMCPError
 from .events import Event, EventStream, acting_as
 from .model_io import ModelIO, Usage, parse_arguments
@@ -111,14 +111,16 @@ class AgentResult:
         ]
         stop = f" (stopped: {self.stopped})" if self.stopped else ""
         tokens = f"{self.usage.total_tokens:,} tokens" if self.usage else ""
+        where = f"Recorded in {self.session.directory} (session.report() shows it)" if self.session is not None else ""
+        notes = [note for note in (tokens, where) if note]
         text = [f"Answer{stop}: {self.answer}"] + [f"  {r[0]}. {r[1]}({r[2]}) → {r[3]}" for r in rows]
         html = (
             f"<div><b>Answer{stop}</b><div>{pre_json(self.answer)}</div>"
             + table(["#", "tool", "arguments", "result", "time", "risk", "confirmation"], rows)
-            + (f"<div><i>{tokens}</i></div>" if tokens else "")
+            + "".join(f"<div><i>{escape(note)}</i></div>" for note in notes)
             + "</div>"
         )
-        return {"text/plain": "\n".join(text + ([tokens] if tokens else [])), "text/html": html}
+        return {"text/plain": "\n".join(text + notes), "text/html": html}
 
 
 @dataclass
