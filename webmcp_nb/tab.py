@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop, warn
 from .display import escape
-from .errors import InvalidArgumentsError, ToolNotFoundError, WebMCPError
+from .errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from .events import origin
 from .protocol import Method, TabInfo, ToolInfo
 from .schema import check_arguments
@@ -176,6 +176,7 @@ class Tab:
             duration = (time.perf_counter() - started) * 1000
             events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
             await self._browser._around_call("after", self, tool)
+            _say_what_next(exc, limit)
             raise
         duration = (time.perf_counter() - started) * 1000
         result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
@@ -188,7 +189,16 @@ class Tab:
     @on_loop
     async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
         """Wait until the page registers ``name`` (it may do so after a search or a click)."""
-        await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r} on tab {self.id}")
+        try:
+            await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r}")
+        except ToolTimeoutError:
+            names = list(self._tools.names())
+            listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
+            raise ToolTimeoutError(
+                f"tab {self.id} ({self.url}) did not register {name!r} within {timeout:g} s; its tools: {listed}. "
+                f"Wait longer with tab.wait_for_tool({name!r}, timeout=SECONDS), or do first what makes the page "
+                "offer it (a search, a click)."
+            ) from None
         return self._find_tool(name, None)
 
     wait_for_tool = blocking(await_for_tool)
@@ -294,6 +304,21 @@ UNLISTED = "unlisted"
 def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
     note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
     return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _say_what_next(exc: WebMCPError, limit: float) -> None:
+    """Add the next step to a call's error where the browser's message stops at what happened."""
+    if isinstance(exc, ToolTimeoutError):
+        step = (
+            f"The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
+            f"(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."
+        )
+    elif isinstance(exc, NavigatedError):
+        step = "It may or may not have taken effect: look at the page (tab.url, tab.tools) before calling again."
+    else:
+        return
+    exc.message = f"{exc.message.rstrip('.')}. {step}"
+    exc.args = (exc.message,)
 
 
 def _json_safe(value: Any) -> Any:
