@@ -60,7 +60,8 @@ border-radius:3px}
 .wm-seg-problem{background:#cf222e}
 .wm-key span{display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .8em;vertical-align:-1px}
 .wm-glance{border-collapse:collapse;font-size:13px;margin:.3em 0}
-.wm-glance td{padding:1px .6em 1px 0;vertical-align:top}
+.wm-report .wm-glance td{padding:1px .6em 1px 0;vertical-align:top;text-align:left;border:0}
+.wm-report .wm-glance tr{background:none}
 .wm-filter{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #d0d7de;z-index:1}
 .wm-filter label{margin-right:1em;white-space:nowrap;cursor:pointer}
 .wm-report:has(.wm-f-tool:checked) .wm-entry:not(.k-tool),
