@@ -610,6 +610,8 @@ class _Page:
             return f"<div class='wm-model'>{head}{words}{plan}{reasoning}</div>"
         if kind == "note":
             return f"<div class='wm-note'>{escape(clip(str(data.get('text', '')), 4000))} {when}</div>"
+        if kind.startswith("evidence."):  # a screenshot of no call the session recorded
+            return f"<div class='wm-line'>{escape(describe(event))} {when}</div>{self.shots([event])}"
         label = f"<b>{escape(kind)}</b> {escape(clip(describe(event), 600))}"
         who = actor(event)
         by = f" · {escape(who)}" if who else ""
