@@ -22,6 +22,7 @@ from webmcp_nb.replay import recorded_steps
 from webmcp_nb.testing import ScriptedServer
 
 KEY = "sk-test-0123456789abcdef"
+DIFFERS = "the replay's result differs from the recording"
 
 
 @pytest.fixture
@@ -103,6 +104,10 @@ def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_b
             (divergence,) = report.divergences
             assert (divergence.step, divergence.tool) == (3, "listFlights")
             assert '"price"' in divergence.diff and "step 3 listFlights" in str(report)
+            shown = report.session.report()  # the replay's own report shows the divergence at its step
+            (step, problem), *_ = shown.summary.problems
+            assert shown.summary.diverged == 1 and (step.number, problem) == (3, f"listFlights: {DIFFERS}")
+            assert "ok · diverged" in shown.html and "&quot;price&quot;" in shown.html  # the diff, at the step
             lenient = wm.replay_calls(recorded, tab, ignore=("*.price", "searchId"), progress=False)
         finally:
             tab.close()

@@ -133,6 +133,10 @@ class Step:
     @property
     def status(self) -> tuple[str, str]:
         """A badge: its text and its class."""
+        text, tone = self._status()
+        return (f"{text} · diverged", "bad") if self.diverged else (text, tone)
+
+    def _status(self) -> tuple[str, str]:
         outcome = self.outcome
         kind = outcome.kind if outcome is not None else ""
         if kind == "tool.returned":
@@ -688,9 +692,10 @@ class Report:
 
     def __repr__(self) -> str:
         s = self.summary
+        problems = len(s.problems)
         return (
-            f"<Report {s.title!r}: {s.outcome}; {s.calls} tool calls, {len(s.problems)} problems — "
-            ".save(path) writes it, .html is the file>"
+            f"<Report {s.title!r}: {s.outcome}; {s.calls} tool calls, {problems} problem{'' if problems == 1 else 's'}"
+            " — .save(path) writes it, .html is the file>"
         )
 
     def _repr_html_(self) -> str:
