@@ -1,6 +1,13 @@
-"""Makes docs/notebook-panel.png and docs/sidepanel.png: both views of one session, in real browsers.
+"""Makes the docs' screenshots in real browsers: both views of one session, and a session's report.
 
-.venv/bin/python docs/screenshots.py
+- ``sidepanel.png``: the extension's side panel after a call by hand;
+- ``notebook-panel.png``, ``notebook-panel-log.png``, ``notebook-panel-empty.png``, ``notebook-panel-narrow.png``:
+  the notebook panel in JupyterLab after a Call, its log after an agent run and 30+ events, a tab without tools,
+  and a narrow output area;
+- ``report-summary.png``, ``report-timeline.png``: a recorded agent run's report (with a refused call and a denied
+  confirmation), opened with scripts disabled.
+
+.venv/bin/python docs/screenshots.py [sidepanel] [notebook] [report]     (all three by default)
 """
 
 from __future__ import annotations
@@ -13,12 +20,47 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo import DEMO_SEARCH, DEMO_TASK
 from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.testing import ScriptedServer, call, say
 
 DOCS = Path(__file__).parent
 sys.path.insert(0, str(DOCS.parent / "tests"))
-from lab_page import panel_in_jupyterlab  # noqa: E402 - the UI test's helper: both views made the same way
+from lab_page import PANEL_CELL, panel_in_jupyterlab, run_cell  # noqa: E402 - the UI test's helper: made the same way
+
+ACTIVITY_CELL = """
+from webmcp_nb.testing import ScriptedServer, call, say
+tab.wait_for_tool("listFlights")
+for _ in range(8):
+    tab.call("listFlights")
+try:
+    tab.call("setFilters", stops="direct")  # refused: stops is a list of numbers
+except wm.InvalidArgumentsError:
+    pass
+script = [
+    call("setFilters", say="Keeping direct flights only.", stops=[0]),
+    call("listFlights"),
+    say("There are 4 direct flights; the cheapest is B6514 at 422 USD."),
+]
+with ScriptedServer(script) as model:
+    agent = wm.Agent(tab, base_url=model.base_url, api_key="offline", model="scripted", confirm="never", session=False)
+    agent.run("How many direct flights are there, and which is the cheapest?")
+tab.call("resetFilters")
+"""
+
+EMPTY_CELL = """
+shop = browser.open(server.url("shop/"))  # a page without WebMCP
+wm.panel(shop)
+"""
+
+REPORT_SCRIPT = [
+    call("searchFlights", say="I'll search for the flights first.", **DEMO_SEARCH),
+    call("setFilters", say="Now only the direct flights.", stops="direct"),
+    call("setFilters", say="The stops are a list of numbers; trying again.", stops=[0]),
+    call("listFlights"),
+    call("resetFilters", say="I'll reset the filters to compare with all flights."),
+    say("There are 4 direct flights from London to New York on 15 January; the cheapest is B6514 at 422 USD."),
+]
 
 
 def side_panel() -> None:
@@ -41,16 +83,70 @@ def side_panel() -> None:
 
 
 def notebook_panel() -> None:
-    with panel_in_jupyterlab(Path(tempfile.mkdtemp()), width=1200) as page:
+    cells = (PANEL_CELL, ACTIVITY_CELL, EMPTY_CELL)
+    with panel_in_jupyterlab(Path(tempfile.mkdtemp()), width=1200, cells=cells) as page:
         page.locator(".jupyter-widgets button", has_text="Call").click(timeout=90_000)
         page.get_by_text("searchFlights → ok").wait_for(timeout=30_000)
         news = page.get_by_role("button", name="No")  # JupyterLab's "news?" toast would cover the panel
         if news.count():
             news.first.click()
-        page.locator(".jp-OutputArea-output").first.screenshot(path=str(DOCS / "notebook-panel.png"))
+        first = page.locator(".jp-OutputArea-output").first
+        first.screenshot(path=str(DOCS / "notebook-panel.png"))
 
+        first.locator(".lm-TabBar-tab", has_text="Log").click()
+        run_cell(page, 1)
+        page.get_by_text("resetFilters → ").last.wait_for(timeout=60_000)
+        time.sleep(0.5)
+        first.screenshot(path=str(DOCS / "notebook-panel-log.png"))
+
+        run_cell(page, 2)
+        empty = page.get_by_text("This page has no WebMCP tools")
+        empty.wait_for(timeout=60_000)
+        page.locator(".jp-OutputArea-output", has=empty).screenshot(path=str(DOCS / "notebook-panel-empty.png"))
+
+        page.set_viewport_size({"width": 820, "height": 1100})  # a narrow output area
+        first.locator(".lm-TabBar-tab", has_text="Tools").click()
+        first.scroll_into_view_if_needed()
+        time.sleep(0.5)
+        first.screenshot(path=str(DOCS / "notebook-panel-narrow.png"))
+
+
+def report() -> None:
+    folder = Path(tempfile.mkdtemp()) / "run"
+    answers = iter([True, True, True, False])  # the user denies the reset
+    with wm.serve_demo() as server, wm.launch() as browser, ScriptedServer(REPORT_SCRIPT) as model:
+        tab = browser.open(server.url("flights/"))
+        session = wm.Session(browser, directory=folder, title="Direct flights, LON → NYC", model="scripted")
+        agent = wm.Agent(
+            tab,
+            base_url=model.base_url,
+            api_key="offline",
+            model="scripted",
+            session=session,
+            on_confirm=lambda request: next(answers, True),
+        )
+        agent.run(DEMO_TASK)
+        session.note("The agent retried setFilters after a schema error; the reset was denied on purpose.")
+        session.close()
+    path = wm.Session.load(folder).report().save(folder / "report.html")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/lib/chromium/chromium", args=["--no-sandbox"])
+        page = chromium.new_page(viewport={"width": 1100, "height": 1000}, java_script_enabled=False)
+        page.goto(path.as_uri())
+        page.screenshot(path=str(DOCS / "report-summary.png"))
+        top = page.get_by_role("heading", name="Timeline").bounding_box()
+        assert top is not None
+        page.screenshot(
+            path=str(DOCS / "report-timeline.png"),
+            full_page=True,
+            clip={"x": 0, "y": top["y"] - 10, "width": 1100, "height": 1000},
+        )
+        chromium.close()
+
+
+MAKERS = {"sidepanel": side_panel, "notebook": notebook_panel, "report": report}
 
 if __name__ == "__main__":
-    side_panel()
-    notebook_panel()
-    print(f"wrote {DOCS / 'sidepanel.png'} and {DOCS / 'notebook-panel.png'}")
+    for name in sys.argv[1:] or list(MAKERS):
+        MAKERS[name]()
+        print(f"made the {name} screenshots in {DOCS}")

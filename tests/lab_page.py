@@ -1,5 +1,5 @@
-"""A throwaway JupyterLab server with the panel notebook, opened in headless Chromium with its cell run: the
-JupyterLab UI test and docs/screenshots.py drive the panel the same way."""
+"""A throwaway JupyterLab server with the panel notebook, opened in headless Chromium with its first cell run:
+the JupyterLab UI test and docs/screenshots.py drive the panel the same way (``run_cell`` runs the others)."""
 
 import json
 import socket
@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,12 +44,28 @@ def _wait_for_server(port: int, seconds: float = 60) -> None:
             time.sleep(0.3)
 
 
+def run_cell(page: Page, index: int) -> None:
+    """Run the notebook's cell ``index`` (as a person would: click into it, Shift+Enter)."""
+    page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-InputArea-editor").click()
+    page.keyboard.press("Shift+Enter")
+
+
 @contextmanager
-def panel_in_jupyterlab(root: Path, *, width: int = 1400) -> Iterator[Page]:
-    """JupyterLab serving ``root`` with panel.ipynb; yields the page once its cell was sent to the kernel."""
-    cell = {"cell_type": "code", "metadata": {}, "source": PANEL_CELL.strip(), "outputs": [], "execution_count": None}
+def panel_in_jupyterlab(
+    root: Path, *, width: int = 1400, height: int = 1000, cells: Sequence[str] = (PANEL_CELL,)
+) -> Iterator[Page]:
+    """JupyterLab serving ``root`` with panel.ipynb made of ``cells``; yields the page once its first cell was
+    sent to the kernel."""
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    notebook = {"cells": [cell], "metadata": {"kernelspec": kernelspec}, "nbformat": 4, "nbformat_minor": 5}
+    notebook = {
+        "cells": [
+            {"cell_type": "code", "metadata": {}, "source": cell.strip(), "outputs": [], "execution_count": None}
+            for cell in cells
+        ],
+        "metadata": {"kernelspec": kernelspec},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (root / "panel.ipynb").write_text(json.dumps(notebook))
     port = _free_port()
     flags = [
@@ -72,11 +88,10 @@ def panel_in_jupyterlab(root: Path, *, width: int = 1400) -> Iterator[Page]:
                 executable_path="/usr/lib/chromium/chromium",
                 args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
             )
-            page = chromium.new_page(viewport={"width": width, "height": 1000})
+            page = chromium.new_page(viewport={"width": width, "height": height})
             page.goto(f"http://127.0.0.1:{port}/lab/tree/panel.ipynb")
             page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(timeout=60_000)  # the kernel is ready
-            page.locator(".jp-Notebook .jp-Cell").first.click()
-            page.keyboard.press("Shift+Enter")
+            run_cell(page, 0)
             try:
                 yield page
             finally:

@@ -235,11 +235,12 @@ def test_presets_and_keys(monkeypatch):
 
     assert set(QUIRKS) >= set(PRESETS) - {"any"}
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
-    with pytest.raises(wm.InvalidArgumentsError, match="DEEPSEEK_API_KEY"):
+    with pytest.raises(wm.ConfigurationError, match="DEEPSEEK_API_KEY") as missing:
         resolve_provider("deepseek", None).api_key()
+    assert missing.value.data == {"variable": "DEEPSEEK_API_KEY"}
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-test")
     assert resolve_provider("deepseek", None).api_key() == "sk-test"
-    with pytest.raises(wm.InvalidArgumentsError, match="unknown provider"):
+    with pytest.raises(wm.ConfigurationError, match="unknown provider"):
         resolve_provider("nope", None)
-    with pytest.raises(wm.InvalidArgumentsError, match="base_url"):
+    with pytest.raises(wm.ConfigurationError, match="base_url"):
         resolve_provider("any", None)

@@ -313,7 +313,7 @@ def test_the_old_policy_name_still_works(page):
     with ScriptedServer([say("ok")]) as model, pytest.warns(DeprecationWarning, match="medium"):
         agent = agent_for(tab, model, confirm="non-readonly")
     assert agent.confirm == "medium"
-    with pytest.raises(wm.InvalidArgumentsError, match="'never', 'high', 'medium', 'always'"):
+    with pytest.raises(wm.ConfigurationError, match="'never', 'high', 'medium', 'always'"):
         wm.Agent(tab, base_url="http://127.0.0.1:1/v1", api_key="k", model="m", confirm="sometimes")
 
 

@@ -19,13 +19,14 @@ def test_a_throwing_tool_raises_tool_error_with_the_pages_message(tab):
 
 
 def test_a_tool_that_never_resolves_times_out_at_the_limit(tab):
-    with pytest.raises(wm.ToolTimeoutError, match="within 1500 ms"):
+    with pytest.raises(wm.ToolTimeoutError, match="within 1500 ms") as info:
         tab.call("hang", timeout=1.5)
+    assert "tab.call(..., timeout=SECONDS) (this call had 1.5 s" in str(info.value)  # and what to do about it
     assert tab.call("received").value == []  # the tab still answers
 
 
 def test_a_tool_that_navigates_away_raises_navigated(tab):
-    with pytest.raises(wm.NavigatedError):
+    with pytest.raises(wm.NavigatedError, match="look at the page"):
         tab.call("leave")
 
 

@@ -8,9 +8,20 @@ def test_search_page_registers_only_search(open_tab, source):
     assert list(tab.tools) == ["searchFlights"]
     tool = tab.tools["searchFlights"]
     assert tool.source == source
-    assert set(tool.input_schema["required"]) == set(SEARCH)
+    assert set(tool.input_schema["required"]) == set(SEARCH) - {"inboundDate"}  # round trips only
     assert not tool.read_only
     assert set(tool.__signature__.parameters) == set(SEARCH)
+    assert str(tool.__signature__.parameters["tripType"]) == "tripType: Literal['one-way', 'round-trip']"
+    assert 'one of "one-way", "round-trip"' in tool.__doc__ and "passengers*" in tool.__doc__
+
+
+def test_a_one_way_search_needs_no_return_date(open_tab):
+    tab = open_tab("flights/")
+    one_way = {k: v for k, v in SEARCH.items() if k != "inboundDate"} | {"tripType": "one-way"}
+    result = tab.call("searchFlights", one_way).value
+    assert result["count"] > 0 and "inboundDate" not in result["search"]
+    round_trip = {k: v for k, v in SEARCH.items() if k != "inboundDate"}
+    assert "inboundDate" in tab.call("searchFlights", round_trip).value["error"]
 
 
 def test_search_then_results_tools_and_filters(open_tab):

@@ -24,17 +24,23 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert any("image/png" in o.get("data", {}) for o in outputs)
         text = "".join(o.get("text", "") for o in outputs)
         assert "InvalidArgumentsError" in text and "'origin'" in text
+        assert "tripType: Literal['one-way', 'round-trip']" in text  # help(search)
+        assert "Did you mean 'searchFlights'" in text  # a misspelt tools[name]
     if path.name.startswith("02-"):
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
         assert "searchProducts" in html and "my-shop" in html and "cartTotal" in html
+        shown = "".join(o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "skill 'my-shop' is active in tab" in shown and "InjectionResult(" not in shown  # the magic's result
     if path.name.startswith("03-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "There are 4 direct flights" in text and "Filters cleared." in text
-        assert "approving searchFlights" in text
+        assert "approving searchFlights" in text and "Recorded in " in text  # where the session went
     if path.name.startswith("04-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "every result as recorded" in text and "step 3 listFlights" in text
+        assert "<Report 'Direct flights LON → NYC': Answered" in text
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "Where the time went" in html and "Tool calls at a glance" in html
         assert "data:image/png;base64," in html and "sk-never-written" not in html + text
     if path.name.startswith("05-"):
         views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
@@ -44,6 +50,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert {"TabModel", "SelectModel", "ButtonModel", "HTMLModel"} <= models
         values = " ".join(str(m["state"].get("value", "")) for m in state.values())
         assert "searchFlights → ok" in values and "Only direct flights are shown now." in str(outputs)
+        assert "lines in the log; the newest:" in str(outputs)
     if path.name.startswith("06-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text

@@ -34,14 +34,66 @@ def test_clicking_call_runs_the_tool_and_shows_the_result(flights):
     panel.close()
 
 
-def test_a_bad_call_shows_the_error_in_the_panel(flights):
+def test_a_bad_call_shows_the_error_in_the_panel_and_the_log(flights):
     panel = wm.panel(flights)
     panel.tools.select("searchFlights")
     panel.tools.form.fill({**DEMO_SEARCH, "origin": "London"})
     panel.tools.call_button.click()
     eventually(lambda: "InvalidArgumentsError" in panel.tools.result.value)
     assert "origin" in panel.tools.result.value
+    refused = eventually(lambda: [line for line in lines(panel) if "tool.refused" in line])
+    assert "origin=&quot;London&quot;" in refused[0] and "refused before the page saw it" in refused[0]
+    assert "notebook panel" in refused[0]  # who acted
     panel.close()
+
+
+def lines(panel) -> list[str]:
+    return [line.value for line in panel.operations.lines.children]
+
+
+def test_each_log_line_says_what_happened_and_who_did_it(polyfill_browser, server):
+    panel = wm.panel(polyfill_browser)
+    tab = polyfill_browser.open(server.url("flights/"))
+    try:
+        tab.call("searchFlights", DEMO_SEARCH)
+        tab.wait_for_tool("listFlights")
+        shown = eventually(lambda: "\n".join(lines(panel)) if "+listFlights" in "\n".join(lines(panel)) else "")
+        assert f"opened {server.url('flights/')} (1 tool)" in shown  # the URL
+        assert "+listFlights +setFilters +resetFilters (4 tools)" in shown  # the names added
+        called = next(line for line in lines(panel) if "tool.called" in line)
+        assert "searchFlights(origin=&quot;LON&quot;, destination=&quot;NYC&quot;" in called and "notebook" in called
+        returned = next(line for line in lines(panel) if "tool.returned" in line)
+        assert "searchFlights → {&quot;message&quot;: &quot;Found" in returned and " ms · notebook" in returned
+
+        panel.operations.show.value = "page"  # the filter
+        assert lines(panel) and all("navigation" in line or "tools.changed" in line for line in lines(panel))
+        panel.operations.show.value = "problems"  # (the browser is shared: earlier tests' refusals show here)
+        assert all("background:#fff1f0" in line for line in lines(panel)) and "tool.called" not in str(lines(panel))
+        panel.operations.show.value = "everything"
+
+        with wm.Session(polyfill_browser, evidence="off") as notes:
+            for i in range(300):
+                notes.note(f"note {i}")
+        assert len(lines(panel)) <= 250 and "note 299" in lines(panel)[-1]  # bounded, newest last
+    finally:
+        panel.close()
+        tab.close()
+
+
+def test_a_page_without_tools_says_what_to_do(polyfill_browser, server):
+    tab = polyfill_browser.open(server.url("shop/"))
+    panel = wm.panel(tab)
+    try:
+        assert "This page has no WebMCP tools" in panel.tools.hint.value and "wait_for_tool" in panel.tools.hint.value
+        assert panel.tools.inject_dom in panel.tools.children and panel.tools.call_button not in panel.tools.children
+        panel.tools.inject_dom.click()  # the hint's next step, as a button
+        eventually(lambda: "readPage" in [name for _, name in panel.tools.list.options])
+        assert panel.tools.inject_dom not in panel.tools.children and "pick one" in panel.tools.hint.value
+        eventually(lambda: "dom" in panel.skills.toggles)  # the Skills section shows it
+    finally:
+        panel.close()
+        polyfill_browser.skills.uninstall("dom")
+        tab.close()
 
 
 def test_approve_and_deny_cards_resolve_a_running_agents_requests(flights):

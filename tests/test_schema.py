@@ -1,11 +1,12 @@
 """Signatures from JSON Schema and argument validation that names the field."""
 
 import inspect
+from typing import Literal
 
 import pytest
 
 from webmcp_nb.errors import InvalidArgumentsError
-from webmcp_nb.schema import signature_from_schema, validate_arguments
+from webmcp_nb.schema import describe_property, signature_from_schema, validate_arguments
 
 SCHEMA = {
     "type": "object",
@@ -28,6 +29,43 @@ def test_signature_has_required_first_and_types():
     assert sig.parameters["limit"].annotation is int
     assert sig.parameters["tags"].annotation is list
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in sig.parameters.values())
+
+
+def test_enum_choices_and_defaults_are_in_the_signature():
+    sig = signature_from_schema(
+        {
+            "type": "object",
+            "properties": {
+                "tripType": {"type": "string", "enum": ["one-way", "round-trip"]},
+                "passengers": {"type": "integer", "minimum": 1, "default": 1},
+                "cabin": {"const": "economy"},
+            },
+            "required": ["tripType"],
+        }
+    )
+    assert sig.parameters["tripType"].annotation == Literal["one-way", "round-trip"]
+    assert sig.parameters["passengers"].default == 1 and sig.parameters["cabin"].annotation == Literal["economy"]
+    shown = "(*, tripType: Literal['one-way', 'round-trip'], passengers: int = 1, cabin: Literal['economy'] = None)"
+    assert str(sig) == shown
+
+
+def test_properties_are_described_in_words():
+    assert describe_property({"enum": ["a", "b"]}) == 'one of "a", "b"'
+    assert describe_property({"type": "integer", "minimum": 1}) == "integer ≥ 1"
+    stops = {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2}
+    assert describe_property(stops) == "array of integer ≥ 0, 2 items"
+    assert describe_property({"type": "string", "pattern": "^[A-Z]{3}$"}) == "string, matching ^[A-Z]{3}$"
+
+
+def test_a_refusal_says_what_the_field_takes_and_what_to_do():
+    limit = {"type": "integer", "minimum": 1, "description": "How many."}
+    schema = {**SCHEMA, "properties": {**SCHEMA["properties"], "limit": limit}}
+    with pytest.raises(InvalidArgumentsError) as info:
+        validate_arguments("search", schema, {"query": "a", "limit": 0})
+    assert "It takes integer ≥ 1 — How many." in str(info.value)
+    assert "help(tab.tools['search'])" in str(info.value)
+    with pytest.raises(InvalidArgumentsError, match="unknown argument 'qurey' \\(did you mean 'query'\\?\\)"):
+        validate_arguments("search", SCHEMA, {"qurey": "a"})
 
 
 def test_no_schema_means_no_parameters():

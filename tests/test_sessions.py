@@ -1,8 +1,10 @@
 """Sessions: recorded as they happen (a kill loses nothing), reported as one HTML file, replayed with a
 divergence report, and free of secrets."""
 
+import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,6 +22,7 @@ from webmcp_nb.replay import recorded_steps
 from webmcp_nb.testing import ScriptedServer
 
 KEY = "sk-test-0123456789abcdef"
+DIFFERS = "the replay's result differs from the recording"
 
 
 @pytest.fixture
@@ -101,6 +104,10 @@ def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_b
             (divergence,) = report.divergences
             assert (divergence.step, divergence.tool) == (3, "listFlights")
             assert '"price"' in divergence.diff and "step 3 listFlights" in str(report)
+            shown = report.session.report()  # the replay's own report shows the divergence at its step
+            (step, problem), *_ = shown.summary.problems
+            assert shown.summary.diverged == 1 and (step.number, problem) == (3, f"listFlights: {DIFFERS}")
+            assert "ok · diverged" in shown.html and "&quot;price&quot;" in shown.html  # the diff, at the step
             lenient = wm.replay_calls(recorded, tab, ignore=("*.price", "searchId"), progress=False)
         finally:
             tab.close()
@@ -156,27 +163,51 @@ def test_a_killed_run_keeps_every_event_up_to_the_kill(server, tmp_path):
     assert loaded.filter("tool.returned") and KEY not in (directory / "session.jsonl").read_text()
 
 
-def test_the_html_report_renders_its_screenshots_in_chromium(flights, polyfill_browser, tmp_path):
+def test_the_report_is_an_object_that_reads_well_and_works_without_script(flights, polyfill_browser, tmp_path):
     session = record(flights, tmp_path / "evidence", evidence="non-readonly")
     shots = session.filter("evidence.screenshot")
     assert len(shots) == 4  # before and after searchFlights and setFilters; listFlights is read-only
     assert all((session.directory / s.data["file"]).read_bytes().startswith(b"\x89PNG") for s in shots)
-    report = session.report(tmp_path / "evidence" / "report.html")
-    assert "<script" not in report and "http" not in report.split("<body>")[1].split("start ")[0]
+    report = session.report()
+    assert isinstance(report, wm.Report) and "Answered; 3 tool calls, 0 problems" in repr(report)
+    assert report._repr_html_().startswith("<style>") and report.html.startswith("<!doctype html>")
+    summary = report.summary
+    assert (summary.outcome, summary.good, summary.calls, summary.ok, summary.problems) == ("Answered", True, 3, 3, [])
+    assert summary.tasks == [DEMO_TASK] and summary.answer.startswith("There are 4 direct flights")
+    assert summary.tokens["total_tokens"] > 0 and summary.model_ms > 0 and summary.evidence_ms > 0
+    path = report.save(tmp_path / "evidence" / "report.html")
+    html = path.read_text()
+    assert "<script" not in html and not re.search(r"""(?:src|href)=['"](?!data:image/png;base64,|#)""", html)
+    for shown in ("Where the time went", "Tool calls at a glance", "setFilters(stops=[0])", "approved by callback"):
+        assert shown in html, shown
 
-    checker = wm.Skill("img-check")
+    checker = wm.Skill("report-check")
     checker.add_tool(
-        "images", "async () => [...document.images].map((i) => i.complete ? i.naturalWidth : -1)", read_only=True
+        "look",
+        """async () => {
+          const shown = () => [...document.querySelectorAll('.wm-entry')].filter((e) => e.offsetParent).length;
+          const all = shown();
+          document.querySelector('.wm-f-tool').click();  // the filter: CSS only
+          const tools = shown();
+          const image = document.querySelector('.wm-shot img');
+          const small = image.getBoundingClientRect().width;
+          image.click();  // the thumbnail enlarges: CSS only
+          const large = image.getBoundingClientRect().width;
+          const closed = [...document.querySelectorAll('details')].every((d) => !d.open);
+          return { all, tools, small, large, closed, widths: [...document.images].map((i) => i.naturalWidth) };
+        }""",
+        read_only=True,
     )
     with DemoServer({"/": tmp_path / "evidence"}) as files:
         tab = polyfill_browser.open(files.url("report.html"))
         try:
             tab.inject(checker)
-            widths = tab.call("images").value
+            seen = tab.call("look").value
         finally:
-            polyfill_browser.skills.uninstall("img-check")
+            polyfill_browser.skills.uninstall("report-check")
             tab.close()
-    assert len(widths) == 4 and all(w > 100 for w in widths)
+    assert len(seen["widths"]) == 4 and all(w > 100 for w in seen["widths"])
+    assert seen["tools"] == 3 < seen["all"] and seen["large"] > 2 * seen["small"] and seen["closed"]
 
 
 def test_no_file_written_holds_a_secret(flights, polyfill_browser, tmp_path):
@@ -211,9 +242,77 @@ def test_tool_calls_through_a_session_are_recorded_with_the_tab(flights, tmp_pat
         flights.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
         session.note("searched by hand")
         with pytest.raises(wm.InvalidArgumentsError):
-            flights.call("searchFlights", origin="nowhere")
+            flights.call("searchFlights", {**dict(DEMO_SCRIPT[0].tool_calls[0][1]), "origin": "nowhere"})
+        with pytest.raises(wm.ToolNotFoundError):
+            flights.call("searchFlight")
     loaded = wm.Session.load(tmp_path / "manual")
     called, returned = loaded.filter("tool.called")[0], loaded.filter("tool.returned")[0]
     assert called.tab_id == flights.id and called.url.startswith(flights.url.split("?")[0]) and returned.duration_ms > 0
+    assert called.data["origin"] == "notebook"
     assert [e.data["text"] for e in loaded.filter("note")] == ["searched by hand"]
-    assert not session.recording and len(loaded.filter("tool.called")) == 1  # refused calls never happened
+    assert not session.recording and len(loaded.filter("tool.called")) == 1  # refused calls never reached the page
+    refused = loaded.filter("tool.refused")  # but they are in the record, with why
+    assert [(e.data["tool"], e.data["code"], e.data["field"]) for e in refused] == [
+        ("searchFlights", "INVALID_ARGS", "origin"),
+        ("searchFlight", "TOOL_NOT_FOUND", None),
+    ]
+    assert refused[0].data["arguments"]["origin"] == "nowhere" and "does not match" in refused[0].data["error"]
+
+
+class SlowEvidence:
+    """A recorder whose screenshots take a while (as Chrome's capture quota makes them): it notes when each
+    phase of the evidence began and ended."""
+
+    def __init__(self) -> None:
+        self.times: dict[str, tuple[float, float]] = {}
+
+    async def _evidence(self, phase: str, tab, tool) -> None:
+        began = time.perf_counter()
+        await asyncio.sleep(0.3)
+        self.times[phase] = (began, time.perf_counter())
+
+
+def test_a_calls_duration_is_the_tools_own_time_not_the_evidences(flights, polyfill_browser, tmp_path):
+    recorder = SlowEvidence()
+    polyfill_browser._attach_session(recorder)
+    try:
+        result = flights.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
+    finally:
+        polyfill_browser._detach_session(recorder)
+    before_ended, after_began = recorder.times["before"][1], recorder.times["after"][0]
+    assert result.duration_ms / 1000 <= after_began - before_ended  # measured between the two screenshots
+
+    with wm.Session(polyfill_browser, directory=tmp_path / "evidence", evidence="all") as session:
+        flights.call("listFlights")
+    kinds = [(e.kind, e.data.get("phase")) for e in session.events if e.kind.startswith(("tool.", "evidence."))]
+    assert kinds == [
+        ("tool.called", None),
+        ("evidence.screenshot", "before"),
+        ("tool.returned", None),
+        ("evidence.screenshot", "after"),
+    ]
+    assert all(e.duration_ms > 0 for e in session.filter("evidence.screenshot"))  # timed on their own
+
+
+@pytest.mark.slow
+def test_a_session_begun_on_a_blank_tab_replays_from_the_first_page_it_used(polyfill_browser, server, tmp_path):
+    blank = polyfill_browser.open("about:blank")
+    try:
+        session = wm.Session(polyfill_browser, directory=tmp_path / "blank", evidence="off")
+        assert session.header.start_url == "about:blank"
+        tab = polyfill_browser.open(server.url("flights/"))
+        tab.call("searchFlights", **dict(DEMO_SCRIPT[0].tool_calls[0][1]))
+        tab.call("listFlights")
+        session.close()
+        tab.close()
+    finally:
+        blank.close()
+    assert wm.Session.load(tmp_path / "blank").first_url == server.url("flights/")
+    cli = subprocess.run(
+        [sys.executable, "-m", "webmcp_nb", "replay", str(tmp_path / "blank")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "replay: 2 steps, every result as recorded" in cli.stdout

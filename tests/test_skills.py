@@ -173,8 +173,9 @@ def test_search_form_skill_is_configured_by_selectors(open_tab, skills_cleanup):
 
 @pytest.mark.browser
 def test_user_scripts_off_is_detected_and_explained(server):
-    with pytest.warns(wm.UserScriptsWarning, match="Allow User Scripts"):
+    with pytest.warns(wm.UserScriptsWarning, match="Allow User Scripts") as caught:
         browser = wm.launch(user_scripts=False)
+    assert [w.filename for w in caught] == [__file__]  # it points at the user's line, not the library's loop
     with browser:
         tab = browser.open(server.url("shop/"))
         with pytest.raises(wm.errors.PermissionDeniedError, match="chrome://extensions/\\?id="):

@@ -53,6 +53,19 @@ def test_reprs_have_html_and_plain_text(open_tab, browser):
         assert "<script" not in bundle["text/html"]
 
 
+def test_a_missing_tool_is_a_tool_not_found_error_with_help(open_tab):
+    tab = open_tab("flights/")
+    with pytest.raises(wm.ToolNotFoundError) as by_name:
+        tab.tools["searchFlight"]
+    with pytest.raises(wm.ToolNotFoundError) as by_call:
+        tab.call("searchFlight")
+    assert isinstance(by_name.value, KeyError) and str(by_name.value) == str(by_call.value)
+    message = str(by_name.value)
+    assert "Did you mean 'searchFlights'?" in message and "wait_for_tool('searchFlight')" in message
+    assert "searchFlight" not in tab.tools and tab.tools.get("searchFlight") is None
+    assert tab.tools.get("searchFlights") is tab.tools["searchFlights"]
+
+
 def test_page_text_is_escaped_in_html(open_tab):
     tab = open_tab("t/faults.html")
     result = tab.call("strict", count=1, code="ABC", options={"fast": True})

@@ -141,7 +141,7 @@ def test_a_forged_evidence_event_never_reaches_the_session_or_its_report(polyfil
         _loop.run(deliver(LEGITIMATE[0]))
     loaded = wm.Session.load(tmp_path / "s")
     assert [e.kind for e in loaded] == ["tool.called"] and loaded.events[0].data["origin"] == "sidepanel"
-    report = loaded.report()
+    report = loaded.report().html
     assert "do not leak" not in report and base64.b64encode(secret.read_bytes()).decode()[:40] not in report
 
 
@@ -179,8 +179,8 @@ def test_the_report_embeds_only_screenshots_the_session_wrote(polyfill_browser, 
             jsonl.write(json.dumps(forged) + "\n")
 
     loaded = wm.Session.load(folder)
-    report = loaded.report()
-    assert report.count('src="data:image/png;base64,') == 2  # the session's own screenshots
+    report = loaded.report().html
+    assert report.count("src='data:image/png;base64,") == 2  # the session's own screenshots
     assert report.count("(missing evidence)") == len(names)
     assert "do not leak" not in report
     assert base64.b64encode(SECRET.encode()).decode()[:40] not in report

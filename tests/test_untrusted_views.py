@@ -53,7 +53,7 @@ CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_conte
 # Elements the library's own HTML uses (reprs, widget values, the report); page text must add none.
 OUR_TAGS = [
     "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
-    "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "img",
+    "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "h2", "img", "a", "label", "input",
 ]  # fmt: skip
 # The side panel's own elements (sidepanel/sidepanel.html and what its modules build with textContent).
 PANEL_TAGS = [
@@ -191,6 +191,7 @@ class Run:
     session: Any = None
     replay: Any = None
     skill: Any = None
+    injections: list[Any] = field(default_factory=list)
 
     def snapshot(self) -> None:
         """Keep every widget's state now (forms and results change with each selection and call)."""
@@ -248,7 +249,7 @@ def run(lab: Lab, server: Any, hostile_session: str) -> Iterator[Run]:
         out.skill.health_check("() => document.getElementById('reason').textContent")
         out.skill.add_tool("nothing", "async () => 1", read_only=True)
         with pytest.warns(SkillHealthWarning):
-            lab.browser.skills.install(out.skill)
+            out.injections = lab.browser.skills.install(out.skill)
         eventually(lambda: any("onerror" in w.value for _, w in walk(panel.skills, "") if isinstance(w, W.HTML)))
         out.snapshot()
 
@@ -340,7 +341,9 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Ru
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
     shown += mcp_views
-    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab)]
+    report = run.session.report()
+    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report]
+    shown += run.injections  # one with the page's reason for refusing the skill
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"
@@ -354,11 +357,11 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Ru
         if "text/html" in bundle:
             parts.append(f'<div data-view="{i}:{type(obj).__name__}">{bundle["text/html"]}</div>')
     seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
-    report = run.session.report()
-    bad = violations(seen, "rich reprs") + violations(lab.render(report), "session report")
+    bad = violations(seen, "rich reprs") + violations(lab.render(report.html), "session report")
     assert not bad, "\n".join(bad)
     assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
-    assert report.count('src="data:image/png;base64,') >= 2  # the confirmed transfer, before and after
+    assert report.html.count("src='data:image/png;base64,") >= 2  # the confirmed transfer, before and after
+    assert any(not r.ok and "<img src=x onerror=" in str(r) for r in run.injections)  # the page's reason, as text
 
 
 # ----- what the model gets -----

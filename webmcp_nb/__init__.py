@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .errors import (
         BrowserCrashedError,
         BrowserNotFoundError,
+        ConfigurationError,
         ConfirmationRequiredError,
         InvalidArgumentsError,
         ModelError,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     )
     from .launch import alaunch, launch
     from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
+    from .report import Report
     from .session import Session
     from .skills import InjectionResult, Skill, SkillHealthWarning
     from .tab import PNG, Tab
@@ -56,6 +58,7 @@ _WHERE = {
     "errors": (
         "BrowserCrashedError",
         "BrowserNotFoundError",
+        "ConfigurationError",
         "ConfirmationRequiredError",
         "InvalidArgumentsError",
         "ModelError",
@@ -73,6 +76,7 @@ _WHERE = {
     ),
     "launch": ("alaunch", "launch"),
     "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
+    "report": ("Report",),
     "session": ("Session",),
     "skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
     "tab": ("PNG", "Tab"),
@@ -105,6 +109,7 @@ __all__ = [
     "doctor",
     "BrowserCrashedError",
     "BrowserNotFoundError",
+    "ConfigurationError",
     "ConfirmationRequiredError",
     "InvalidArgumentsError",
     "ModelError",
@@ -126,6 +131,7 @@ __all__ = [
     "areplay_calls",
     "replay_agent",
     "replay_calls",
+    "Report",
     "Session",
     "InjectionResult",
     "Skill",

@@ -17,7 +17,6 @@ import itertools
 import json
 import time
 import uuid
-import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -36,9 +35,9 @@ from .agent_rules import (
     result_text,
     stop_note,
 )
-from .display import clip, pre_json, table
-from .errors import ConfirmationRequiredError, InvalidArgumentsError, WebMCPError
-from .events import Event, EventStream
+from .display import clip, escape, pre_json, table
+from .errors import ConfigurationError, ConfirmationRequiredError, WebMCPError
+from .events import Event, EventStream, acting_as
 from .model_io import ModelIO, Usage, parse_arguments
 from .model_tools import ToolSpec, tool_specs
 from .providers import Provider, resolve_provider
@@ -114,14 +113,16 @@ class AgentResult:
         ]
         stop = f" (stopped: {self.stopped})" if self.stopped else ""
         tokens = f"{self.usage.total_tokens:,} tokens" if self.usage else ""
+        where = f"Recorded in {self.session.directory} (session.report() shows it)" if self.session is not None else ""
+        notes = [note for note in (tokens, where) if note]
         text = [f"Answer{stop}: {self.answer}"] + [f"  {r[0]}. {r[1]}({r[2]}) → {r[3]}" for r in rows]
         html = (
             f"<div><b>Answer{stop}</b><div>{pre_json(self.answer)}</div>"
             + table(["#", "tool", "arguments", "result", "time", "risk", "confirmation"], rows)
-            + (f"<div><i>{tokens}</i></div>" if tokens else "")
+            + "".join(f"<div><i>{escape(note)}</i></div>" for note in notes)
             + "</div>"
         )
-        return {"text/plain": "\n".join(text + ([tokens] if tokens else [])), "text/html": html}
+        return {"text/plain": "\n".join(text + notes), "text/html": html}
 
 
 @dataclass
@@ -230,16 +231,16 @@ class Agent:
         try:
             policy = resolve_policy(confirm)
         except ValueError as exc:
-            raise InvalidArgumentsError(str(exc), field="confirm") from None
+            raise ConfigurationError(str(exc)) from None
         if policy != confirm:
-            warnings.warn(f"confirm={confirm!r} is now called {policy!r}", DeprecationWarning, stacklevel=2)
+            _loop.warn(f"confirm={confirm!r} is now called {policy!r}", DeprecationWarning)
         self.tab = tab
         self.mcp_servers = list(mcp_servers)
         """MCP servers (``wm.mcp.connect``) whose tools the agent has beside the page's, as ``<server>_<tool>``."""
         chosen = resolve_provider(provider, base_url, prompt_mode=prompt_mode)
         self.model = model or chosen.default_model
         if not self.model:
-            raise InvalidArgumentsError("model=...: this provider has no default model", field="model")
+            raise ConfigurationError(f"provider {chosen.name!r} has no default model: pass model=...")
         self._api_key = chosen.api_key(api_key)
         self.confirm = policy
         """Which risks ask the user first: ``high``, ``medium`` (medium and high), ``always`` or ``never``."""
@@ -328,7 +329,8 @@ class Agent:
             confirm=self.confirm,
             allow_high_risk=self.allow_high_risk,
         )
-        body = self._body = asyncio.ensure_future(self._steps(turn, loop.time() + self.turn_timeout, can_wait))
+        steps = self._steps(turn, loop.time() + self.turn_timeout, can_wait)
+        body = self._body = asyncio.ensure_future(acting_as("agent", steps))  # its tool calls say the agent made them
         failure: BaseException | None = None
         try:
             await asyncio.wait_for(body, self.turn_timeout)
@@ -465,26 +467,30 @@ class Agent:
         if remaining <= 0:
             raise asyncio.TimeoutError
         turn.open[call_id] = (name, "running", step)
-        started = time.perf_counter()
-        try:  # the tab emits tool.called / tool.returned / tool.failed into the same stream
+        stream = self.tab.browser.events
+        mark = stream.last_seq
+        try:  # the tab (or _call_mcp) emits tool.called / tool.returned / tool.failed into the browser's stream
             if isinstance(spec.tool, Tool):
                 result = await self.tab.acall(
                     spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
                 )
-                step.result, step.text = result.value, result.text
+                step.result, step.text, step.duration_ms = result.value, result.text, result.duration_ms
             else:
-                step.result, step.text = await self._call_mcp(spec, arguments, min(self.tool_timeout, remaining))
+                timeout = min(self.tool_timeout, remaining)
+                step.result, step.text, step.duration_ms = await self._call_mcp(spec, arguments, timeout)
         except WebMCPError as exc:
             step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
-        finally:
-            step.duration_ms = (time.perf_counter() - started) * 1000
+            failed = [
+                e for e in stream.since(mark + 1) if e.kind == "tool.failed" and e.tab_id == self.tab.id
+            ]  # the page's own time, as the tab measured it (without evidence)
+            step.duration_ms = (failed[-1].duration_ms or 0.0) if failed else 0.0
         return step, True
 
     def _tools(self) -> list[Tool | MCPTool]:
         """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""
         return [*self.tab.tools.values(), *(tool for server in self.mcp_servers for tool in server.tools.values())]
 
-    async def _call_mcp(self, spec: ToolSpec, arguments: Any, timeout: float) -> tuple[Any, str]:
+    async def _call_mcp(self, spec: ToolSpec, arguments: Any, timeout: float) -> tuple[Any, str, float]:
         """An MCP server's tool, recorded in the agent's stream as a page tool's call is (with ``server``, and what
         a replay needs to stand in for the server: the tool's description and annotations)."""
         tool = spec.tool
@@ -506,8 +512,9 @@ class Agent:
             duration = (time.perf_counter() - started) * 1000
             self._emit("tool.failed", **where, duration_ms=duration, code=exc.code.value, error=exc.message)
             raise
-        self._emit("tool.returned", **where, duration_ms=(time.perf_counter() - started) * 1000, text=result.text)
-        return result.value, result.text
+        duration = (time.perf_counter() - started) * 1000
+        self._emit("tool.returned", **where, duration_ms=duration, text=result.text)
+        return result.value, result.text, duration
 
     async def _confirm(self, spec: ToolSpec, arguments: Any, can_wait: bool) -> bool:
         tool = spec.tool

@@ -36,6 +36,7 @@ __all__ = [
     "resolve_policy",
     "needs_confirmation",
     "provider_for_url",
+    "default_provider",
     "request_fields",
     "result_text",
     "page_context",
@@ -308,6 +309,19 @@ def provider_for_url(base_url: str) -> str:
             elif host == entry or host.endswith(f".{entry}"):
                 return name
     return "any"
+
+
+def default_provider(environ: Mapping[str, str]) -> str:
+    """The preset an agent uses when given neither ``provider`` nor ``base_url``: the one whose key variable is
+    set in ``environ`` — ``openai`` first (the reference API), then the others in ``PROVIDERS`` order — and
+    ``openai`` when none is (its missing key is then what the error names). The notebook's only: the side
+    panel's chat is configured by its options page, not by environment variables."""
+    names = ["openai", *(name for name in PROVIDERS if name != "openai")]
+    for name in names:
+        variable = PROVIDERS[name]["api_key_env"]
+        if variable and environ.get(variable):
+            return name
+    return "openai"
 
 
 def request_fields(quirks: Mapping[str, Any], *, tools: bool, stream: bool) -> dict[str, Any]:

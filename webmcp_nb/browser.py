@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import warnings
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ._loop import blocking, on_loop
+from ._loop import blocking, on_loop, warn
 from ._sockets import spawn
 from .chromium import ChromiumProcess, ProcessExit
 from .connection import LOST, Connection, LocalConnection
@@ -26,7 +25,7 @@ from .errors import (
     TabNotFoundError,
     ToolTimeoutError,
 )
-from .events import EventStream
+from .events import EventStream, origin
 from .panel_feed import PanelFeed
 from .protocol import (
     EXTENSION_ID,
@@ -342,7 +341,7 @@ class Browser:
 
     def _warn_if_skills_off(self) -> None:
         if self.info is not None and not self.info.user_scripts:
-            warnings.warn(USER_SCRIPTS_OFF, UserScriptsWarning, stacklevel=4)
+            warn(USER_SCRIPTS_OFF, UserScriptsWarning)
 
     async def _request(self, method: Method, params: dict[str, Any], timeout: float) -> Any:
         if not self._connected:
@@ -457,7 +456,9 @@ class Browser:
             await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
         )
         names = list(tab._tools.names())
-        self.events.emit("navigation", tab_id=tab.id, url=tab.url, opened=True, tools=names[:EVENT_NAMES])
+        self.events.emit(
+            "navigation", tab_id=tab.id, url=tab.url, opened=True, tools=names[:EVENT_NAMES], origin=origin()
+        )
         return tab
 
     open = blocking(aopen)

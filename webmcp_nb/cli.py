@@ -166,14 +166,14 @@ def _replay(args: argparse.Namespace) -> int:
     from .session import Session
 
     recorded = Session.load(args.session)
-    url = args.url or recorded.header.start_url
+    url = args.url or recorded.first_url
     server = None
     path = urlsplit(url or "").path
     if not args.url and path and (DEMO_PAGES / path.lstrip("/")).exists():
         server = serve_demo()  # a bundled demo page: serve it here, whatever port it had when recorded
         url = server.url(path)
     if not url:
-        print("webmcp-nb replay: the session has no start URL; pass --url", file=sys.stderr)
+        print("webmcp-nb replay: the session never used a page (no call, no navigation); pass --url", file=sys.stderr)
         return 2
     agent_turns = bool(recorded.filter("model.response")) and not args.calls
     try:
@@ -204,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     replay = sub.add_parser("replay", help="replay a recorded session; exits 1 when a result diverges")
     replay.add_argument("session", help="a session folder or its session.jsonl")
-    replay.add_argument("--url", help="where to replay (default: the recorded start URL)")
+    replay.add_argument("--url", help="where to replay (default: the first page the session used)")
     replay.add_argument("--calls", action="store_true", help="repeat the tool calls only, not the agent turns")
     replay.add_argument("--ignore", action="append", default=[], help="a volatile field to skip, e.g. searchId")
     replay.add_argument("--tolerance", type=float, default=0.0, help="accept numbers this close")

@@ -88,7 +88,7 @@ DEMO_SCRIPT = [
 
 def _replay(browser: Browser, server: DemoServer, report: Path) -> None:
     recorded = Session.load(DEMO_SESSION)
-    tab = browser.open(server.url(urlsplit(recorded.header.start_url or "/flights/").path))
+    tab = browser.open(server.url(urlsplit(recorded.first_url or "/flights/").path))
     print(f"\nReplaying the recorded agent session {recorded.header.id} ({len(recorded)} events) with no API key:")
     result = replay_agent(recorded, tab, progress=False)
     print(f"  {result}")

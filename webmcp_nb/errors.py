@@ -1,9 +1,19 @@
-"""Exceptions: one class per protocol error code, so callers can catch exactly what they expect."""
+"""Exceptions: one class per protocol error code, so callers can catch exactly what they expect; each message
+says what went wrong and what to do next.
+
+In IPython and Jupyter an uncaught ``WebMCPError`` shows the user's frames only: its traceback ends at the
+user's line (the call into webmcp-nb), then the message. The library's frames stay on the exception
+(``%debug`` and ``traceback`` see them); IPython's own convention marks the public entry points
+``__tracebackhide__`` (:mod:`webmcp_nb._loop`), and ``_render_traceback_`` is IPython's hook for an exception
+to show itself.
+"""
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
+from ._loop import in_package
 from .protocol import ErrorCode
 
 __all__ = [
@@ -26,9 +36,30 @@ __all__ = [
     "SkillHealthError",
     "ModelError",
     "TabInUseError",
+    "ConfigurationError",
     "InternalError",
     "error_from_code",
+    "user_traceback",
 ]
+
+
+def user_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """``tb`` from the first frame that is not marked ``__tracebackhide__`` (IPython's own frame that runs a
+    cell is), up to the last frame before the library's: where the user called it. ``tb`` itself when no
+    frame of the user's comes before the library's (an error raised from inside, in a callback)."""
+    entries: list[types.TracebackType] = []
+    entry = tb
+    while entry is not None and entry.tb_frame.f_locals.get("__tracebackhide__"):
+        entry = entry.tb_next
+    while entry is not None and not in_package(entry.tb_frame):
+        entries.append(entry)
+        entry = entry.tb_next
+    if not entries or entry is None:
+        return tb
+    kept: types.TracebackType | None = None
+    for item in reversed(entries):
+        kept = types.TracebackType(kept, item.tb_frame, item.tb_lasti, item.tb_lineno)
+    return kept
 
 
 class WebMCPError(Exception):
@@ -40,6 +71,21 @@ class WebMCPError(Exception):
         super().__init__(message)
         self.message = message
         self.data = data
+
+    def __str__(self) -> str:
+        return self.message
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook: the traceback as IPython formats it, cut to the user's frames."""
+        from IPython.core.getipython import get_ipython
+
+        shell = get_ipython()
+        if shell is None:
+            raise RuntimeError("no IPython shell")  # IPython falls back to its usual traceback
+        stb: list[str] = shell.InteractiveTB.structured_traceback(
+            type(self), self, user_traceback(self.__traceback__), tb_offset=0
+        )
+        return stb
 
 
 class ProtocolError(WebMCPError):
@@ -91,7 +137,11 @@ class TabNotFoundError(WebMCPError, LookupError):
     code = ErrorCode.TAB_NOT_FOUND
 
 
-class ToolNotFoundError(WebMCPError, LookupError):
+class ToolNotFoundError(WebMCPError, KeyError):
+    """No tool of that name in the tab (``tab.call`` and ``tab.tools[name]`` alike); the message lists the
+    tab's tools, the closest names, and how to wait for one the page registers later. A ``KeyError``, so
+    ``name in tab.tools`` and ``tab.tools.get(name)`` work as for any mapping."""
+
     code = ErrorCode.TOOL_NOT_FOUND
 
 
@@ -168,6 +218,15 @@ class TabInUseError(WebMCPError):
     """Another MCP session is bound to the tab; bind with ``force`` to take it over."""
 
     code = ErrorCode.TAB_IN_USE
+
+
+class ConfigurationError(WebMCPError, ValueError):
+    """The library is not set up for what was asked: no API key for the model (the message names the
+    environment variable to set), an unknown provider or confirmation policy, a preset without a default
+    model, ``provider="any"`` without ``base_url``. Raised in Python before anything is sent; it has no
+    protocol code of its own (``BAD_REQUEST``)."""
+
+    code = ErrorCode.BAD_REQUEST
 
 
 class InternalError(WebMCPError):

@@ -1,19 +1,52 @@
 """The one event stream: everything that happens (tool calls, model turns, confirmations, skills) as
 ``Event`` records, in order. Agents emit into a stream; widgets, the side panel and session recording
-subscribe to it."""
+subscribe to it.
+
+Events of acts (tool calls, navigation) say who acted in ``data.origin``: ``notebook`` (a cell), ``panel``
+(the notebook panel), ``agent``, ``sidepanel`` (the extension's side panel) or ``mcp`` (an MCP client). The
+actor is a context variable: whoever starts work sets it with :func:`acting_as`, and every call made in that
+work carries it."""
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-__all__ = ["Event", "EventStream", "KEPT"]
+__all__ = ["Event", "EventStream", "KEPT", "ORIGINS", "origin", "acting_as"]
+
+T = TypeVar("T")
+
+ORIGINS = {
+    "notebook": "notebook",
+    "panel": "notebook panel",
+    "agent": "agent",
+    "sidepanel": "side panel",
+    "mcp": "MCP client",
+}
+"""Who may act, as ``data.origin`` spells it and as views say it."""
+
+_origin: contextvars.ContextVar[str] = contextvars.ContextVar("webmcp_nb_origin", default="notebook")
+
+
+def origin() -> str:
+    """Who is acting in the current context (``notebook`` unless :func:`acting_as` said otherwise)."""
+    return _origin.get()
+
+
+async def acting_as(who: str, work: Awaitable[T]) -> T:
+    """Await ``work`` as ``who`` (one of :data:`ORIGINS`): the events of the calls it makes say so."""
+    token = _origin.set(who)
+    try:
+        return await work
+    finally:
+        _origin.reset(token)
 
 
 class Event(BaseModel):
@@ -44,6 +77,8 @@ class EventStream:
         self._listeners: list[Listener] = []
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
+        self.last_seq = 0
+        """The sequence number of the latest event (0 before the first)."""
 
     def emit(
         self,
@@ -65,6 +100,7 @@ class EventStream:
                 data=data,
             )
             self.events.append(event)
+            self.last_seq = event.seq
             listeners = list(self._listeners)
         for listener in listeners:
             try:

@@ -10,8 +10,8 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .agent_rules import PROVIDERS, provider_for_url, request_fields
-from .errors import InvalidArgumentsError
+from .agent_rules import PROVIDERS, default_provider, provider_for_url, request_fields
+from .errors import ConfigurationError
 
 __all__ = ["Provider", "PRESETS", "resolve_provider"]
 
@@ -64,9 +64,17 @@ class Provider:
             return os.environ[self.api_key_env]
         if self.api_key_env is None:
             return "not-needed"
-        raise InvalidArgumentsError(
-            f"no API key for {self.name}: set {self.api_key_env} in the kernel's environment or pass api_key=...",
-            field="api_key",
+        others = ", ".join(
+            f"{name} ({preset['api_key_env']})"
+            for name, preset in PROVIDERS.items()
+            if preset["api_key_env"] and name != self.name
+        )
+        raise ConfigurationError(
+            f"no API key for {self.name}: set {self.api_key_env} in the kernel's environment "
+            f"(os.environ[{self.api_key_env!r}] = '…' in a cell, or in the shell that starts Jupyter) or pass "
+            f"api_key='…'. The other presets read {others}; local servers need none (provider='ollama' or "
+            "'vllm', or base_url='…').",
+            data={"variable": self.api_key_env},
         )
 
 
@@ -93,18 +101,19 @@ def resolve_provider(
     provider: str | Provider | None, base_url: str | None, *, prompt_mode: bool | None = None
 ) -> Provider:
     """The preset named ``provider``; without one, the preset ``base_url``'s host belongs to (``any`` when it
-    is none of theirs), or ``openai`` when neither is given. ``base_url`` overrides the preset's address."""
+    is none of theirs), or, when neither is given, the preset whose key is set in the environment
+    (:func:`~webmcp_nb.agent_rules.default_provider`). ``base_url`` overrides the preset's address."""
     if isinstance(provider, Provider):
         chosen = provider
     else:
-        name = provider or (provider_for_url(base_url) if base_url else "openai")
+        name = provider or (provider_for_url(base_url) if base_url else default_provider(os.environ))
         if name not in PRESETS:
-            raise InvalidArgumentsError(f"unknown provider {name!r}; presets: {', '.join(PRESETS)}", field="provider")
+            raise ConfigurationError(f"unknown provider {name!r}; the presets are {', '.join(PRESETS)}")
         chosen = PRESETS[name]
     if base_url:
         chosen = replace(chosen, base_url=base_url)
     if prompt_mode is not None:
         chosen = replace(chosen, prompt_mode=prompt_mode)
     if not chosen.base_url:
-        raise InvalidArgumentsError("provider 'any' needs base_url=...", field="base_url")
+        raise ConfigurationError("provider 'any' needs base_url=... (the endpoint's OpenAI-compatible address)")
     return chosen

@@ -138,13 +138,32 @@ def _progress(total: int, show: bool) -> Any:
 
 
 class _Checker:
-    """Compares each new tool result with the recorded one, in order, as the replay produces them."""
+    """Compares each new tool result with the recorded one, in order, as the replay produces them. Each
+    divergence also becomes a ``replay.diverged`` event in the tab's stream, so the replay's own session (and
+    its report) shows it at the step."""
 
     def __init__(
-        self, recorded: list[tuple[str, Any, Any, str | None]], ignore: tuple[str, ...], tolerance: float, progress: Any
+        self,
+        recorded: list[tuple[str, Any, Any, str | None]],
+        ignore: tuple[str, ...],
+        tolerance: float,
+        progress: Any,
+        tab: Tab,
     ) -> None:
         self.recorded, self.ignore, self.tolerance, self.progress = recorded, ignore, tolerance, progress
+        self.tab = tab
         self.report = ReplayReport(0)
+
+    def _diverged(self, divergence: Divergence) -> None:
+        self.report.divergences.append(divergence)
+        self.tab.browser.events.emit(
+            "replay.diverged",
+            tab_id=self.tab.id,
+            url=self.tab.url,
+            step=divergence.step,
+            tool=divergence.tool,
+            diff=divergence.diff,
+        )
 
     def check(self, tool: str, arguments: Any, actual: Any, error: str | None) -> None:
         index = self.report.steps
@@ -152,21 +171,21 @@ class _Checker:
         self.progress.update(1)
         if index >= len(self.recorded):
             diff = "the replay made a call the recording does not have"
-            self.report.divergences.append(Divergence(index + 1, tool, arguments, None, actual, diff))
+            self._diverged(Divergence(index + 1, tool, arguments, None, actual, diff))
             return
         r_tool, _, r_result, r_error = self.recorded[index]
         expected = {"tool": r_tool, "result": r_result, "error": r_error}
         got = {"tool": tool, "result": actual, "error": error}
         found = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
         if found:
-            self.report.divergences.append(Divergence(index + 1, tool, arguments, r_result, actual, found))
+            self._diverged(Divergence(index + 1, tool, arguments, r_result, actual, found))
 
     def finish(self) -> ReplayReport:
         missing = len(self.recorded) - self.report.steps
         if missing > 0:
             tool, arguments, result, _ = self.recorded[self.report.steps]
             diff = f"the replay stopped {missing} call(s) short of the recording"
-            self.report.divergences.append(Divergence(self.report.steps + 1, tool, arguments, result, None, diff))
+            self._diverged(Divergence(self.report.steps + 1, tool, arguments, result, None, diff))
         self.progress.close()
         return self.report
 
@@ -177,8 +196,8 @@ async def areplay_calls(
 ) -> ReplayReport:
     """Repeat the recorded tool calls on ``tab`` in order and compare each result."""
     recorded = recorded_steps(session, mcp=False)
-    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
+    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
     try:
         for tool, arguments, _, _ in recorded:
             try:
@@ -186,9 +205,9 @@ async def areplay_calls(
                 checker.check(tool, arguments, result.value, None)
             except WebMCPError as exc:
                 checker.check(tool, arguments, None, exc.code.value)
+        report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
         replay.close()
-    report = checker.finish()
     report.session = replay
     return report
 
@@ -214,8 +233,8 @@ async def areplay_agent(
     tasks = [e.data["task"] for e in session.filter("agent.turn.started")]
     decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     recorded = recorded_steps(session)
-    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
+    checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
     stand_ins: list[Any] = []
     if any("server" in e.data for e in session.filter("tool.called")):
         from .mcp.client import RecordedMCPServer
@@ -252,11 +271,11 @@ async def areplay_agent(
         )
         for task in tasks:
             await agent.arun(task)
+        report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
         unsubscribe()
         server.close()
         replay.close()
-    report = checker.finish()
     report.session = replay
     return report
 

@@ -1,23 +1,33 @@
-"""A tool's JSON Schema as Python sees it: argument validation that names the field, and a real
-``inspect.Signature`` so tab completion and ``help()`` work on page tools."""
+"""A tool's JSON Schema as Python sees it: argument validation that names the field (and says what the field
+takes), a real ``inspect.Signature`` so tab completion and ``help()`` work on page tools (enum choices as
+``Literal[...]``, the schema's defaults), and each property described in words."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import difflib
 import inspect
 import json
 import keyword
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 import jsonschema
 import regex
 from jsonschema.exceptions import ValidationError, best_match
 
+from .display import clip, visible
 from .errors import InvalidArgumentsError
 
-__all__ = ["validate_arguments", "check_arguments", "signature_from_schema", "python_type", "VALIDATION_TIMEOUT"]
+__all__ = [
+    "validate_arguments",
+    "check_arguments",
+    "signature_from_schema",
+    "python_type",
+    "describe_property",
+    "VALIDATION_TIMEOUT",
+]
 
 VALIDATION_TIMEOUT = 2.0
 """Seconds a check of arguments against a schema with regular expressions may take (off the library's loop)."""
@@ -35,8 +45,24 @@ _TYPES: dict[str, Any] = {
 }
 
 
+LITERALS = (str, int, float, bool, type(None))
+
+
+def _choices(schema: dict[str, Any]) -> list[Any] | None:
+    """The values a property may take (``enum``, or ``const``), when it lists them."""
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return list(schema["enum"])
+    if "const" in schema:
+        return [schema["const"]]
+    return None
+
+
 def python_type(schema: dict[str, Any]) -> Any:
-    """The Python annotation for a property schema (``Any`` when it cannot say)."""
+    """The Python annotation for a property schema: ``Literal[...]`` for its choices, else its type (``Any``
+    when it cannot say)."""
+    choices = _choices(schema)
+    if choices is not None and all(isinstance(c, LITERALS) for c in choices):
+        return Literal.__getitem__(tuple(dict.fromkeys(choices)))
     kind = schema.get("type")
     if isinstance(kind, list):
         types = [_TYPES[k] for k in kind if k in _TYPES]
@@ -60,7 +86,8 @@ def _properties(schema: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]
 
 
 def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
-    """Keyword-only parameters, required ones first, optional ones defaulting to ``None``."""
+    """Keyword-only parameters, required ones first; optional ones default to the schema's ``default`` (what
+    the page assumes when it is left out), else ``None``."""
     props, required = _properties(schema)
     params = []
     for name in sorted(props, key=lambda n: n not in required):
@@ -71,11 +98,47 @@ def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
             inspect.Parameter(
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
-                default=inspect.Parameter.empty if name in required else None,
+                default=inspect.Parameter.empty if name in required else prop.get("default"),
                 annotation=python_type(prop),
             )
         )
     return inspect.Signature(params)
+
+
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
+
+
+def describe_property(schema: Any, depth: int = 0) -> str:
+    """A property's schema in a few words: ``one of "one-way", "round-trip"``, ``integer ≥ 1``, ``array of
+    string matching ^[A-Z]{3}$, 2 items``, ``object with from, to``. Page text, shown as it is (bidi controls
+    made visible)."""
+    if not isinstance(schema, dict):
+        return "any"
+    choices = _choices(schema)
+    if choices is not None:
+        words = "one of " + ", ".join(json.dumps(c, ensure_ascii=False) for c in choices)
+    else:
+        kind = schema.get("type")
+        words = " or ".join(kind) if isinstance(kind, list) else str(kind or "any")
+        if kind == "array" and depth < 3:
+            words = f"array of {describe_property(schema.get('items'), depth + 1)}"
+        elif kind == "object" and isinstance(schema.get("properties"), dict) and schema["properties"]:
+            words = "object with " + ", ".join(schema["properties"])
+    extra = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if isinstance(schema.get(key), int | float)]
+    if isinstance(schema.get("pattern"), str):
+        extra.append(f"matching {schema['pattern']}")
+    if isinstance(schema.get("format"), str):
+        extra.append(f"format {schema['format']}")
+    for low, high, unit in (("minLength", "maxLength", "characters"), ("minItems", "maxItems", "items")):
+        lo, hi = schema.get(low), schema.get(high)
+        if lo is not None and lo == hi:
+            extra.append(f"{lo} {unit}")
+        elif lo is not None or hi is not None:
+            extra.append(f"{lo or 0}–{'' if hi is None else hi} {unit}")
+    if "default" in schema:
+        extra.append(f"default {json.dumps(schema['default'], ensure_ascii=False)}")
+    text = words + (" " if extra and extra[0][0] in "≥>≤<" else ", " if extra else "") + ", ".join(extra)
+    return visible(clip(text, 300))
 
 
 PATTERN_TIMEOUT = 1.0
@@ -154,8 +217,11 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     if props and schema.get("additionalProperties") in (None, False):
         unknown = sorted(set(args) - set(props))
         if unknown:
+            close = difflib.get_close_matches(unknown[0], list(props), n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise InvalidArgumentsError(
-                f"{tool_name}: unknown argument {unknown[0]!r}; it takes {', '.join(sorted(props))}",
+                f"{tool_name}: unknown argument {unknown[0]!r}{guess}. It takes {', '.join(sorted(props))}. "
+                + not_sent(tool_name),
                 field=unknown[0],
             )
     try:
@@ -168,9 +234,35 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     if error is None:
         return
     path = list(error.absolute_path)
+    message = error.message
     if error.validator == "required" and isinstance(error.validator_value, list):
         missing = [n for n in error.validator_value if n not in (error.instance or {})]
         path.append(missing[0] if missing else "")
+        message = "missing (it is required)"
     field = ".".join(str(p) for p in path) or None
     where = f"argument {field!r}" if field else "arguments"
-    raise InvalidArgumentsError(f"{tool_name}: {where}: {error.message}", field=field)
+    wanted = _wanted(schema, path)
+    raise InvalidArgumentsError(f"{tool_name}: {where}: {message}.{wanted} {not_sent(tool_name)}", field=field)
+
+
+def not_sent(tool_name: str) -> str:
+    """The next step after a refused call."""
+    return f"The page did not see the call; help(tab.tools[{tool_name!r}]) shows every argument."
+
+
+def _wanted(schema: dict[str, Any], path: list[Any]) -> str:
+    """What the property at ``path`` takes, from its schema: its constraints and the page's description."""
+    node: Any = schema
+    for step in path:
+        if not isinstance(node, dict):
+            return ""
+        if isinstance(step, int):
+            node = node.get("items")
+        else:
+            props = node.get("properties")
+            node = props.get(step) if isinstance(props, dict) else None
+    if not isinstance(node, dict) or not path:
+        return ""
+    description = node.get("description")
+    about = f" — {visible(clip(description, 200)).rstrip('.')}" if isinstance(description, str) and description else ""
+    return f" It takes {describe_property(node)}{about}."

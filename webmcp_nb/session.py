@@ -34,6 +34,7 @@ from .home import home
 
 if TYPE_CHECKING:
     from .browser import Browser
+    from .report import Report
     from .tab import Tab
     from .tools import Tool
 
@@ -50,6 +51,10 @@ EVIDENCE_FILE = re.compile(r"\d{4,}-[A-Za-z0-9_.-]{1,64}-(?:before|after)\.png")
 """The names of the screenshot files a session writes; the report reads no file of another name."""
 
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _blank(url: str) -> bool:
+    return url.startswith(("about:", "chrome:", "chrome-extension:", "data:")) or not url.strip()
 
 
 def evidence_file(shot: int, tool: str, phase: str) -> str:
@@ -153,20 +158,21 @@ class Session:
         self._write(record)
 
     async def _evidence(self, phase: str, tab: Tab, tool: Tool) -> None:
+        """A screenshot before or after a call its policy covers, timed on its own (the call's ``duration_ms``
+        is the tool's time alone; Chrome's capture quota makes each screenshot wait up to half a second)."""
         if self.evidence == "off" or (self.evidence == "non-readonly" and tool.read_only) or self._browser is None:
             return
+        events, started = self._browser.events, time.perf_counter()
         try:
             png = await tab.ascreenshot()
-        except Exception as exc:  # evidence must never break the call it documents
-            self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
-            return
-        try:
             name = self._write_evidence(tool.name, phase, png)
-        except OSError as exc:
-            self._browser.events.emit("evidence.failed", tab_id=tab.id, tool=tool.name, phase=phase, error=str(exc))
+        except Exception as exc:  # evidence must never break the call it documents
+            took = (time.perf_counter() - started) * 1000
+            events.emit("evidence.failed", tab_id=tab.id, duration_ms=took, tool=tool.name, phase=phase, error=str(exc))
             return
-        self._browser.events.emit(
-            "evidence.screenshot", tab_id=tab.id, url=tab.url, tool=tool.name, phase=phase, file=name
+        took = (time.perf_counter() - started) * 1000
+        events.emit(
+            "evidence.screenshot", tab_id=tab.id, url=tab.url, duration_ms=took, tool=tool.name, phase=phase, file=name
         )
 
     def _write_evidence(self, tool: str, phase: str, png: bytes) -> str:
@@ -235,6 +241,18 @@ class Session:
                     raise ValueError(f"{file}:{number}: not an event line") from None
         return session
 
+    @property
+    def first_url(self) -> str | None:
+        """The first page the session used: where its first tool call ran, else the first page it opened or
+        navigated to, else the start URL unless that was blank. (A session begun before the first
+        ``browser.open()`` starts on ``about:blank``; replays start here.)"""
+        for kinds in (("tool.called", "tool.refused"), ("navigation",)):
+            for event in self.events:
+                if event.kind in kinds and event.url and not _blank(event.url):
+                    return event.url
+        start = self.header.start_url
+        return None if start is None or _blank(start) else start
+
     def __iter__(self) -> Iterator[Event]:
         return iter(list(self.events))
 
@@ -278,24 +296,22 @@ class Session:
                 shutil.copyfile(source, target / source.name, follow_symlinks=False)
         return target
 
-    def report(self, path: str | Path | None = None) -> str:
-        """The self-contained HTML report (written to ``path`` when given)."""
-        from .report import render
+    def report(self, path: str | Path | None = None) -> Report:
+        """The session's report: it displays as the report in a notebook, ``.html`` is the self-contained file and
+        ``.save(path)`` writes it (as passing ``path`` here does)."""
+        from .report import Report
 
-        html = render(self)
+        report = Report(self)
         if path is not None:
-            Path(path).write_text(html, encoding="utf-8")
-        return html
+            report.save(path)
+        return report
 
     def __repr__(self) -> str:
         state = "recording" if self.recording else "closed"
         return f"<Session {self.header.id} {state}, {len(self.events)} events, {self.directory}>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        kinds: dict[str, int] = {}
-        for e in self.events:
-            kinds[e.kind] = kinds.get(e.kind, 0) + 1
-        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-        from .report import render
+        from .report import Report
 
-        return {"text/plain": f"{self!r}\n{summary}", "text/html": render(self, fragment=True)}
+        report = Report(self)
+        return {"text/plain": f"{self!r}\n{report!r}", "text/html": report._repr_html_()}

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -25,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ._loop import blocking, on_loop
+from ._loop import blocking, on_loop, warn
 from .agent_rules import Risk
-from .display import table
+from .display import escape, table
 from .errors import InvalidArgumentsError, SkillHealthError
 from .protocol import InstalledSkill, Method
 
@@ -49,12 +48,30 @@ class SkillHealthWarning(UserWarning):
 
 @dataclass(frozen=True)
 class InjectionResult:
-    """What happened when a skill ran in one tab."""
+    """What happened when a skill ran in one tab (what ``tab.inject`` and the ``%%webmcp_skill`` magic show)."""
 
     tab_id: int
     ok: bool
     reason: str | None
     tools: tuple[str, ...]
+    skill: str = ""
+
+    def __str__(self) -> str:
+        name = f"skill {self.skill!r}" if self.skill else "the skill"
+        if not self.ok:
+            return f"{name} is not active in tab {self.tab_id}: {self.reason}"
+        tools = ", ".join(self.tools) if self.tools else "none"
+        return f"{name} is active in tab {self.tab_id}; its tools: {tools}"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        mark = "✔" if self.ok else "✖"
+        tools = "".join(f" <code>{escape(name)}</code>" for name in self.tools)
+        name = f"<b>{escape(self.skill)}</b>" if self.skill else "the skill"
+        if self.ok:
+            html = f"<div>{mark} {name} is active in tab {self.tab_id}; its tools:{tools or ' none'}</div>"
+        else:
+            html = f"<div>{mark} {name} is not active in tab {self.tab_id}: {escape(self.reason)}</div>"
+        return {"text/plain": f"{mark} {self}", "text/html": html}
 
 
 def builtin_skills_path() -> Path:
@@ -313,7 +330,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
         reply = await self._browser._request(Method.SKILL_INSTALL, params, 30.0)
         self._sources[skill.name] = skill
         results = [
-            InjectionResult(r["tabId"], bool(r.get("ok")), r.get("reason"), tuple(r.get("tools") or []))
+            InjectionResult(r["tabId"], bool(r.get("ok")), r.get("reason"), tuple(r.get("tools") or []), skill.name)
             for r in reply["results"]
         ]
         for result in results:
@@ -330,11 +347,7 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
                     "skill.failed", tab_id=result.tab_id, skill=skill.name, version=skill.version, reason=result.reason
                 )
             if not result.ok and (tab is None or result.tab_id != tab.id):  # that tab's caller raises instead
-                warnings.warn(
-                    f"skill {skill.name!r} is not active in tab {result.tab_id}: {result.reason}",
-                    SkillHealthWarning,
-                    stacklevel=2,
-                )
+                warn(f"skill {skill.name!r} is not active in tab {result.tab_id}: {result.reason}", SkillHealthWarning)
         return results
 
     install = blocking(ainstall)

@@ -5,13 +5,15 @@ the tab, kept up to date from the relay, so reading ``tab.tools`` never waits on
 from __future__ import annotations
 
 import base64
+import difflib
+import json
 import time
-import warnings
 from typing import TYPE_CHECKING, Any
 
-from ._loop import blocking, on_loop
+from ._loop import blocking, on_loop, warn
 from .display import escape
-from .errors import ToolNotFoundError, WebMCPError
+from .errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from .events import origin
 from .protocol import Method, TabInfo, ToolInfo
 from .schema import check_arguments
 from .skills import InjectionResult, Skill, check_health
@@ -73,19 +75,32 @@ class Tab:
         omitted = self._info.tools_omitted
         if omitted and omitted != self._warned_omitted:
             self._warned_omitted = omitted
-            warnings.warn(_omitted_message(self), ToolsOmittedWarning, stacklevel=2)
+            warn(_omitted_message(self), ToolsOmittedWarning)
         return ToolMap(self)
 
     def _find_tool(self, name: str, frame: int | None) -> Tool:
         tool = self._tools.named(name) if frame is None else self._tools.get((frame, name))
-        if tool is not None:
-            return tool
+        if tool is None:
+            raise self._missing(name, frame)
+        return tool
+
+    def _missing(self, name: str, frame: int | None) -> ToolNotFoundError:
+        """The error for a tool this tab does not list (``tab.call`` and ``tab.tools[name]`` raise the same):
+        the closest names, the tab's tools, and what to do when the page has not registered it yet."""
         names = list(self._tools.names())
+        close = difflib.get_close_matches(name, names, n=3) if isinstance(name, str) and len(names) < 5000 else []
+        guess = f" Did you mean {', '.join(repr(n) for n in close)}?" if close else ""
         listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
         where = f" in frame {frame}" if frame is not None else ""
-        raise ToolNotFoundError(
-            f"tab {self.id} ({self.url}) has no tool {name!r}{where}; its tools: {listed}. "
-            f"If the page registers it later, use tab.wait_for_tool({name!r})."
+        if names:
+            then = f"If the page registers it later, wait with tab.wait_for_tool({name!r})."
+        else:
+            then = (
+                f"This page registers no tools (yet): wait with tab.wait_for_tool({name!r}), or give it tools with a "
+                "skill, e.g. tab.inject(wm.Skill.builtin('dom'))."
+            )
+        return ToolNotFoundError(
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}.{guess} Its tools: {listed}. {then}"
         )
 
     # ----- calls -----
@@ -108,17 +123,31 @@ class Tab:
         (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
         """
         arguments = {**(args or {}), **kwargs}
+        events, where = self._browser.events, {"tab_id": self.id, "url": self.url, "origin": origin()}
         try:
-            tool = self._find_tool(name, frame)
-        except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
-            await self.arefresh_tools()
             try:
                 tool = self._find_tool(name, frame)
-            except ToolNotFoundError:
-                if not self._info.tools_omitted:
-                    raise
-                tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
-        await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+            except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
+                await self.arefresh_tools()
+                try:
+                    tool = self._find_tool(name, frame)
+                except ToolNotFoundError:
+                    if not self._info.tools_omitted:
+                        raise
+                    tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
+            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+        except (ToolNotFoundError, InvalidArgumentsError) as exc:  # refused here: the page never sees the call
+            field = exc.field if isinstance(exc, InvalidArgumentsError) else None
+            events.emit(
+                "tool.refused",
+                **where,
+                tool=name,
+                arguments=_json_safe(arguments),
+                code=exc.code.value,
+                error=exc.message,
+                field=field,
+            )
+            raise
         limit = timeout if timeout is not None else self._browser.call_timeout
         params = {
             "tabId": self.id,
@@ -130,23 +159,29 @@ class Tab:
         }
         if tool.source == UNLISTED and frame is None:
             del params["frameId"]  # whichever frame has it
-        events, where = self._browser.events, {"tab_id": self.id, "url": self.url}
         events.emit(
-            "tool.called", **where, tool=name, arguments=arguments, read_only=tool.read_only, source=tool.source
+            "tool.called",
+            **where,
+            tool=name,
+            arguments=arguments,
+            read_only=tool.read_only,
+            source=tool.source,
+            risk=tool.risk,
         )
         await self._browser._around_call("before", self, tool)
-        started = time.perf_counter()
+        started = time.perf_counter()  # the tool's own time: evidence before and after is timed on its own
         try:
             reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
         except WebMCPError as exc:
             duration = (time.perf_counter() - started) * 1000
             events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
-            raise
-        finally:
             await self._browser._around_call("after", self, tool)
+            _say_what_next(exc, limit)
+            raise
         duration = (time.perf_counter() - started) * 1000
         result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
         events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
+        await self._browser._around_call("after", self, tool)
         return result
 
     call = blocking(acall)
@@ -154,7 +189,16 @@ class Tab:
     @on_loop
     async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
         """Wait until the page registers ``name`` (it may do so after a search or a click)."""
-        await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r} on tab {self.id}")
+        try:
+            await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r}")
+        except ToolTimeoutError:
+            names = list(self._tools.names())
+            listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
+            raise ToolTimeoutError(
+                f"tab {self.id} ({self.url}) did not register {name!r} within {timeout:g} s; its tools: {listed}. "
+                f"Wait longer with tab.wait_for_tool({name!r}, timeout=SECONDS), or do first what makes the page "
+                "offer it (a search, a click)."
+            ) from None
         return self._find_tool(name, None)
 
     wait_for_tool = blocking(await_for_tool)
@@ -179,7 +223,7 @@ class Tab:
     @on_loop
     async def anavigate(self, url: str) -> Tab:
         """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
-        self._browser.events.emit("navigation", tab_id=self.id, url=url, previous=self.url)
+        self._browser.events.emit("navigation", tab_id=self.id, url=url, previous=self.url, origin=origin())
         self._update(
             await self._browser._request(Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT)
         )
@@ -260,6 +304,30 @@ UNLISTED = "unlisted"
 def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
     note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
     return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _say_what_next(exc: WebMCPError, limit: float) -> None:
+    """Add the next step to a call's error where the browser's message stops at what happened."""
+    if isinstance(exc, ToolTimeoutError):
+        step = (
+            f"The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
+            f"(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."
+        )
+    elif isinstance(exc, NavigatedError):
+        step = "It may or may not have taken effect: look at the page (tab.url, tab.tools) before calling again."
+    else:
+        return
+    exc.message = f"{exc.message.rstrip('.')}. {step}"
+    exc.args = (exc.message,)
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` as it is when JSON can carry it, else its ``repr`` (a refused call's arguments may be neither)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
 
 
 def _omitted_message(tab: Tab) -> str:

@@ -5,20 +5,23 @@ from __future__ import annotations
 
 import inspect
 import json
+import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ._loop import blocking, on_loop
 from .agent_rules import Risk, risk_of
-from .display import Markup, clip, escape, pre_json, pretty_json, table
+from .display import Markup, clip, escape, pre_json, pretty_json, table, visible
 from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
-from .schema import signature_from_schema
+from .schema import describe_property, signature_from_schema
 
 if TYPE_CHECKING:
     from .tab import Tab
 
 __all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning", "risk_label"]
+
+T = TypeVar("T")
 
 
 class ToolsOmittedWarning(UserWarning):
@@ -114,27 +117,53 @@ class Tool:
     __call__ = call
 
     def _doc(self) -> str:
-        lines = [self.info.description or self.info.name, ""]
-        props = (self.info.input_schema or {}).get("properties") or {}
-        required = set((self.info.input_schema or {}).get("required") or [])
-        for name, prop in props.items():
-            prop = prop if isinstance(prop, dict) else {}
-            kind = prop.get("type", "any")
-            need = "required" if name in required else "optional"
-            lines.append(f"{name} ({kind}, {need}): {prop.get('description', '')}".rstrip(": "))
-        return "\n".join(lines).strip()
+        """What ``help(tool)`` shows: the call, the page's description, and every argument in words."""
+        name = visible(self.info.name)
+        lines = [f"{name}{self.__signature__}", ""]
+        lines += [*textwrap.wrap(visible(self.info.description or "(no description)"), 100), ""]
+        lines.append(f"Source: {visible(self.info.source)} · {self.risk_label}")
+        schema = self.info.input_schema or {}
+        props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+        required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
+        if props:
+            lines += ["", "Arguments (* required):"]
+            order = sorted(props, key=lambda n: n not in required)
+            width = min(max(len(visible(n)) + 1 for n in order), 24)
+            for arg in order:
+                label = visible(arg) + ("*" if arg in required else "")
+                prop = props[arg] if isinstance(props[arg], dict) else {}
+                lines.append(f"  {label:<{width}}  {describe_property(prop)}")
+                about = prop.get("description")
+                if isinstance(about, str) and about:
+                    lines += [f"  {'':<{width}}  {line}" for line in textwrap.wrap(visible(clip(about, 600)), 90)]
+        else:
+            lines += ["", "No arguments."]
+        lines += ["", f"Call it: tab.tools[{self.info.name!r}](...) or tab.call({self.info.name!r}, {{...}})"]
+        return "\n".join(lines)
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}]>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         marks = [self.source, self.risk_label] + ([f"frame {self.frame_id}"] if self.frame_id else [])
+        schema = self.input_schema
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        rows = [
+            [
+                Markup(f"<code>{escape(name)}</code>{'*' if name in required else ''}"),
+                describe_property(prop),
+                clip(str(prop.get("description", "")) if isinstance(prop, dict) else "", 300),
+            ]
+            for name, prop in sorted(props.items(), key=lambda item: item[0] not in required)
+        ]
+        arguments = table(["argument (* required)", "takes", "description"], rows) if rows else "<i>no arguments</i>"
         body = (
             f"<div><b>{escape(self.name)}</b> <i>({escape(', '.join(marks))})</i>"
-            f"<div>{escape(self.description)}</div>"
+            f"<div>{escape(self.description)}</div>{arguments}"
             f"<details><summary>input schema</summary>{pre_json(self.input_schema)}</details></div>"
         )
-        return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
+        return {"text/plain": self.__doc__, "text/html": body}
 
 
 def _group(info: ToolInfo) -> tuple[int, int]:
@@ -211,8 +240,20 @@ class ToolMap(Mapping[str, Tool]):
     def __getitem__(self, name: str) -> Tool:
         tool = self._tab._tools.named(name)
         if tool is None:
-            raise KeyError(name)
+            raise self._tab._missing(name, None)
         return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tab._tools.names()
+
+    @overload
+    def get(self, name: str, /) -> Tool | None: ...
+    @overload
+    def get(self, name: str, /, default: Tool | T) -> Tool | T: ...
+    def get(self, name: str, /, default: Any = None) -> Any:
+        """The tool named ``name``, or ``default`` (without building the error ``tools[name]`` raises)."""
+        tool = self._tab._tools.named(name)
+        return default if tool is None else tool
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._tab._tools.names())

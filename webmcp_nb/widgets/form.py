@@ -16,7 +16,8 @@ from ..display import escape, visible
 
 __all__ = ["SchemaForm"]
 
-LAYOUT = W.Layout(width="100%")
+LAYOUT = W.Layout(width="auto", min_width="0")
+"""Fields stretch to the form's width: ``100%`` plus ipywidgets' margins would run past the output area."""
 STYLE = {"description_width": "9em"}
 
 
@@ -74,7 +75,8 @@ class SchemaForm(W.VBox):
             _Field(n, p if isinstance(p, dict) else {}, n in required)
             for n, p in sorted(props.items(), key=lambda item: item[0] not in required)
         ]
-        self.editor = W.Textarea(placeholder='{"name": "value"}', layout=W.Layout(width="100%", height="8em"))
+        editor = W.Layout(width="auto", min_width="0", height="8em")
+        self.editor = W.Textarea(placeholder='{"name": "value"}', layout=editor)
         self.as_json = W.ToggleButton(
             description="JSON",
             tooltip="edit the arguments as JSON",
@@ -82,10 +84,10 @@ class SchemaForm(W.VBox):
         )
         self.as_json.observe(self._switch, names="value")
         self._header = [W.HTML(f"<b>{escape(title)}</b>")] if title else []
-        super().__init__([*self._header, self.as_json, self._body()], layout=W.Layout(width="100%"))
+        super().__init__([*self._header, self.as_json, self._body()], layout=LAYOUT)
 
     def _body(self) -> W.Widget:
-        return self.editor if self.as_json.value else W.VBox([f.widget for f in self.fields])
+        return self.editor if self.as_json.value else W.VBox([f.widget for f in self.fields], layout=LAYOUT)
 
     def _switch(self, change: dict[str, Any]) -> None:
         if change["new"]:

@@ -1,21 +1,27 @@
 """The notebook panel: status and tab picker, tools inspector (schema form, Call, result), chat, skills, the
 live operation log and confirmation cards — all fed by the browser's event stream, the same stream the
 extension's side panel renders. Updates arrive from the library's loop thread; no cell ever waits for a click.
-Every button has a programmatic twin: ``panel.tools.call_button.click()``."""
+Every button has a programmatic twin: ``panel.tools.call_button.click()``.
+
+Widths follow the output area (JupyterLab and Notebook 7, wide or narrow): widgets stretch (``width: auto``)
+instead of taking 100 % plus ipywidgets' margins, and rows wrap. Every empty state says what to do next."""
 
 from __future__ import annotations
 
 import json
-import time
+import os
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from .. import _loop
-from ..agent_rules import CONFIRM
+from ..agent_rules import CONFIRM, default_provider
+from ..describe import PROBLEMS, QUIET, actor, describe, family, stamp
+from ..describe import line as plain_line
 from ..display import clip, escape, visible
-from ..events import Event
+from ..events import Event, EventStream, acting_as
 from ..providers import PRESETS
 from ..tools import risk_label
 from .form import SchemaForm
@@ -28,8 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = ["Panel", "panel"]
 
-FULL = W.Layout(width="100%")
 LOG_LINES = 200
+"""Lines the log shows at most (the stream keeps more: changing the filter finds them)."""
+LOG_SLACK = 50
+"""Lines past ``LOG_LINES`` before the oldest go, in one step (each removal at the top redraws the list)."""
+LOG_FILTERS = ["everything", "tool calls", "agent", "page", "skills", "notes", "problems"]
+"""What the log's "show" picker offers: every event, a family of kinds (``describe.FAMILIES``) or problems."""
+LINE = W.Layout(width="auto", min_width="0", margin="0")
+"""Every log line's layout (shared: one model, not one per line)."""
+KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}
 RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
 POLICY_LABELS = {
     "high": "high-risk tools",
@@ -44,6 +57,22 @@ def _risk_html(risk: str | None) -> str:
     if risk not in RISK_COLORS:
         return ""
     return f'<span style="color:{RISK_COLORS[risk]};font-weight:600">[{risk_label(risk)}]</span>'
+
+
+def _fill(**more: str) -> W.Layout:
+    """A layout that takes the width it is given and no more (``width: 100%`` plus ipywidgets' 2 px margins
+    would run past the output area's edge)."""
+    return W.Layout(**{"width": "auto", "min_width": "0", **more})
+
+
+def _row(**more: str) -> W.Layout:
+    """A row whose items wrap onto the next line when the output area is narrow."""
+    return W.Layout(**{"width": "auto", "min_width": "0", "flex_flow": "row wrap", "align_items": "center", **more})
+
+
+def _hint(text: str) -> str:
+    """An empty state's words: what is missing and what to do next (``text`` is HTML of ours)."""
+    return f'<div style="color:#57606a;padding:.4em 0;line-height:1.5;overflow-wrap:anywhere">{text}</div>'
 
 
 def _submit(coro: Any, done: Callable[[Any, BaseException | None], None]) -> None:
@@ -62,10 +91,10 @@ class StatusBar(W.HBox):
 
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
-        self.state = W.HTML()
-        self.picker = W.Dropdown(description="tab", layout=W.Layout(width="60%"))
+        self.state = W.HTML(layout=W.Layout(margin="2px 1em 2px 2px"))
+        self.picker = W.Dropdown(description="tab", layout=_fill(flex="1 1 18em", max_width="40em"))
         self.picker.observe(lambda change: owner.select_tab(change["new"]), names="value")
-        super().__init__([self.state, self.picker], layout=FULL)
+        super().__init__([self.state, self.picker], layout=_row())
         self.refresh()
 
     def refresh(self) -> None:
@@ -87,21 +116,32 @@ class StatusBar(W.HBox):
 class ToolsInspector(W.VBox):
     """The tab's tools; the selected one's description, schema, a generated form, Call and the result."""
 
+    children: tuple[Any, ...]  # ipywidgets' trait, typed for mypy
+
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
-        self.list = W.Select(rows=8, layout=FULL)
+        self.list = W.Select(rows=8, layout=_fill())
         self._refreshing = False
         self._wanted: str | None = None  # the user's choice, kept while the page re-registers its tools
         self._shown: str | None = None
         self._form_tool: tuple[str, str] | None = None
         self.list.observe(self._on_select, names="value")
-        self.details = W.HTML()
-        self.form_box = W.VBox(layout=FULL)
+        self.hint = W.HTML(layout=_fill())
+        self.inject_dom = W.Button(
+            description="Give it the dom skill",
+            tooltip="tab.inject(wm.Skill.builtin('dom'))",
+            layout=W.Layout(width="auto", align_self="flex-start"),
+        )
+        self.inject_dom.on_click(lambda _: self.give_dom_skill())
+        self.details = W.HTML(layout=_fill())
+        self.form_box = W.VBox(layout=_fill())
         self.form: SchemaForm | None = None
         self.call_button = W.Button(description="Call", button_style="primary", disabled=True)
         self.call_button.on_click(lambda _: self.call())
-        self.result = W.HTML()
-        super().__init__([self.list, self.details, self.form_box, self.call_button, self.result], layout=FULL)
+        self.result = W.HTML(layout=_fill())
+        super().__init__(
+            [self.hint, self.list, self.details, self.form_box, self.call_button, self.result], layout=_fill()
+        )
 
     def refresh(self) -> None:
         tab = self.owner.tab
@@ -112,11 +152,59 @@ class ToolsInspector(W.VBox):
             self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
             try:
                 self.list.options = options
+                self.list.rows = min(8, max(2, len(options)))
                 self.list.value = target
             finally:
                 self._refreshing = False
             if target != self._shown:
                 self._show(target)
+        self._say_what_next(len(options))
+
+    def _say_what_next(self, count: int) -> None:
+        """The empty states: no tab, a page without tools, no tool chosen yet."""
+        tab = self.owner.tab
+        if tab is None:
+            text = "No tab to inspect. Open a page with <code>tab = browser.open(url)</code>, then pick it above."
+        elif not count:
+            where = escape(clip(tab.url, 120))
+            text = (
+                f"<b>This page has no WebMCP tools</b> ({where}).<br>If it registers them later (after a search, a "
+                "click, a login), they appear here by themselves; <code>tab.wait_for_tool(name)</code> waits for "
+                "one.<br>A page without WebMCP gets tools from a <b>skill</b>: the <code>dom</code> skill (read, "
+                "click, fill, extract on any page), or one you write (<code>notebooks/02-prototype-a-skill</code>)."
+            )
+        elif self._shown is None:
+            text = f"{count} tool{'s' if count != 1 else ''}: pick one to see what it takes, fill its form, Call."
+        else:
+            text = ""
+        self.hint.value = _hint(text) if text else ""
+        self.hint.layout.display = None if text else "none"
+        if count:
+            children = (self.hint, self.list, self.details, self.form_box, self.call_button, self.result)
+        else:  # nothing to pick or call: the way forward, and what injecting a skill said
+            children = (self.hint, *((self.inject_dom,) if tab is not None else ()), self.result)
+        if self.children != children:
+            self.children = children
+
+    def give_dom_skill(self) -> None:
+        """Inject the shipped ``dom`` skill into the tab (what the empty state's button does)."""
+        from ..skills import Skill
+
+        tab = self.owner.tab
+        if tab is None:
+            return
+        self.inject_dom.disabled = True
+        self.result.value = "<i>injecting the dom skill…</i>"
+
+        def done(result: Any, error: BaseException | None) -> None:
+            self.inject_dom.disabled = False
+            self.result.value = (
+                f'<span style="color:#cf222e">{escape(type(error).__name__)}: {escape(str(error))}</span>'
+                if error is not None
+                else ""
+            )
+
+        _submit(acting_as("panel", tab.ainject(Skill.builtin("dom"))), done)
 
     def _on_select(self, change: dict[str, Any]) -> None:
         if not self._refreshing:
@@ -132,14 +220,16 @@ class ToolsInspector(W.VBox):
         tool = tab.tools.get(name) if tab and name else None
         self.call_button.disabled = tool is None
         self._shown = tool.name if tool else None
+        self._say_what_next(len(self.list.options))
         if tool is None:
             self.details.value, self.form_box.children = "", ()
             return
         schema = json.dumps(tool.input_schema, indent=1)
         self.details.value = (
             f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}"
-            f"<div>{escape(tool.description)}</div>"
-            f"<details><summary>input schema</summary><pre>{escape(clip(schema, 8000))}</pre></details>"
+            f'<div style="overflow-wrap:anywhere">{escape(tool.description)}</div>'
+            f"<details><summary>input schema</summary>"
+            f'<pre style="white-space:pre-wrap;overflow-wrap:anywhere">{escape(clip(schema, 8000))}</pre></details>'
         )
         if self._form_tool != (tool.name, json.dumps(tool.input_schema, sort_keys=True)):
             self._form_tool = (tool.name, json.dumps(tool.input_schema, sort_keys=True))
@@ -169,7 +259,7 @@ class ToolsInspector(W.VBox):
             else:
                 self.result.value = result._repr_mimebundle_()["text/html"]
 
-        _submit(tab.acall(name, arguments), done)
+        _submit(acting_as("panel", tab.acall(name, arguments)), done)
 
 
 class Chat(W.VBox):
@@ -180,23 +270,50 @@ class Chat(W.VBox):
         self.owner = owner
         self.agent = agent
         self.run: AgentRun | None = None
-        self.provider = W.Dropdown(options=list(PRESETS), value="openai", description="provider")
-        self.model = W.Text(placeholder="default of the preset", description="model")
-        self.base_url = W.Text(placeholder="preset's URL", description="base URL")
+        field = _fill(flex="1 1 14em", max_width="24em")
+        self.provider = W.Dropdown(
+            options=list(PRESETS), value=default_provider(os.environ), description="provider", layout=field
+        )
+        self.model = W.Text(placeholder="default of the preset", description="model", layout=field)
+        self.base_url = W.Text(placeholder="preset's URL", description="base URL", layout=field)
         self.confirm = W.Dropdown(
             options=[(POLICY_LABELS[p], p) for p in CONFIRM["policies"]],
             value=agent.confirm if agent is not None else CONFIRM["default"],
             description="ask before",
+            layout=field,
         )
         self.confirm.observe(self._on_policy, names="value")
-        self.transcript = W.HTML(layout=W.Layout(width="100%", max_height="24em", overflow="auto"))
-        self.input = W.Text(placeholder="Ask the agent to do something on this page", layout=W.Layout(width="80%"))
+        self.key_note = W.HTML(layout=_fill())
+        self.provider.observe(lambda _: self._note_key(), names="value")
+        self.transcript = W.HTML(layout=_fill(max_height="24em", overflow="auto"))
+        self.input = W.Text(placeholder="Ask the agent to do something on this page", layout=_fill(flex="1 1 16em"))
         self.send_button = W.Button(description="Send", button_style="primary")
         self.send_button.on_click(lambda _: self.send())
         self._lines: list[str] = []
         self._streaming = ""
-        settings = W.VBox([W.HBox([self.provider, self.model, self.base_url]), self.confirm])
-        super().__init__([settings, self.transcript, W.HBox([self.input, self.send_button])], layout=FULL)
+        settings = W.Box([self.provider, self.model, self.base_url, self.confirm], layout=_row())
+        ask = W.Box([self.input, self.send_button], layout=_row())
+        super().__init__([settings, self.key_note, self.transcript, ask], layout=_fill())
+        self._note_key()
+        self._render()
+
+    def _note_key(self) -> None:
+        """Which key the chosen preset reads, and whether the kernel has it (never the key itself)."""
+        if self.agent is not None:
+            self.key_note.value = _hint(f"Chatting with the agent you passed: {escape(repr(self.agent))}.")
+            return
+        variable = PRESETS[self.provider.value].api_key_env
+        if variable is None:
+            text = "This preset needs no key (a local server); give its base URL if it is not the preset's."
+        elif os.environ.get(variable):
+            text = f"The key comes from <code>{escape(variable)}</code> in the kernel's environment."
+        else:
+            text = (
+                f"No key: set <code>{escape(variable)}</code> in the kernel's environment "
+                f"(<code>os.environ[{escape(repr(variable))}] = …</code>); keys never go into a widget, which "
+                "would save them in the notebook."
+            )
+        self.key_note.value = _hint(text)
 
     def _agent(self) -> Agent:
         from ..agent import Agent
@@ -257,7 +374,15 @@ class Chat(W.VBox):
 
     def _render(self) -> None:
         streaming = f"<div><b>assistant</b> {escape(self._streaming)}…</div>" if self._streaming else ""
-        self.transcript.value = "".join(self._lines[-100:]) + streaming
+        empty = "" if self._lines or streaming else _hint("Ask for something on this page; the agent uses its tools.")
+        self.transcript.value = "".join(self._lines[-100:]) + streaming + empty
+
+
+NO_SKILLS = (
+    "No skills installed. A skill gives pages tools they lack: <code>tab.inject(wm.Skill.builtin('dom'))</code> "
+    "works on any page (read, click, fill, extract); write your own from cells as in "
+    "<code>notebooks/02-prototype-a-skill</code>."
+)
 
 
 class SkillsView(W.VBox):
@@ -266,7 +391,7 @@ class SkillsView(W.VBox):
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
         self.toggles: dict[str, W.Checkbox] = {}
-        super().__init__(layout=FULL)
+        super().__init__(layout=_fill())
 
     def refresh(self) -> None:
         browser, tab = self.owner.browser, self.owner.tab
@@ -282,37 +407,115 @@ class SkillsView(W.VBox):
                 reload.on_click(lambda _, s=source: _submit(s.areload(), lambda r, e: None))
             status = health.get(name)
             note = "" if status is None else ("ok" if status.ok else f"not active here: {status.reason}")
-            rows.append(W.HBox([toggle, reload, W.HTML(escape(note))]))
-        self.children = rows or [W.HTML("<i>No skills installed.</i>")]
+            rows.append(W.Box([toggle, reload, W.HTML(escape(note))], layout=_row()))
+        self.children = rows or [W.HTML(_hint(NO_SKILLS))]
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         registry = self.owner.browser.skills
         _submit(registry.aenable(name) if enabled else registry.adisable(name), lambda r, e: None)
 
 
-class OperationLog(W.HTML):
-    """The live log: one line per event, newest last."""
+NO_EVENTS = (
+    "Nothing yet. Tool calls (with their arguments, result and time), agent steps, confirmations, navigation, "
+    "tool lists that change and skills appear here as they happen, newest at the bottom."
+)
 
-    def __init__(self) -> None:
-        super().__init__(layout=W.Layout(width="100%", max_height="20em", overflow="auto"))
-        self.lines: list[str] = []
+
+class OperationLog(W.VBox):
+    """The live log: one line per event, newest at the bottom and in view — it stays where it is while the
+    user reads further up — filtered by kind. Each line says what happened, how long it took and who acted.
+
+    Lines are widgets of their own in a box that scrolls from its end (``column-reverse``): a new line adds a
+    view without redrawing the others, so the browser keeps the reader's place (scroll anchoring), and at the
+    bottom the newest stays in view, with no script."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self._lock = threading.Lock()
+        self.show = W.Dropdown(
+            options=LOG_FILTERS, value="everything", description="show", layout=W.Layout(width="16em", max_width="100%")
+        )
+        self.show.observe(lambda _: self.rebuild(), names="value")
+        self.lines = W.VBox(layout=W.Layout(width="100%", flex="0 0 auto"))
+        self.scroller = W.Box(
+            [self.lines],
+            layout=_fill(
+                display="flex",
+                flex_flow="column-reverse",
+                overflow="hidden auto",
+                max_height="24em",
+                border="1px solid #d0d7de",
+                padding="2px 4px",
+            ),
+        )
+        self.empty = W.HTML(_hint(NO_EVENTS), layout=_fill())
+        super().__init__([self.show, self.empty, self.scroller], layout=_fill())
+        self.rebuild()
+
+    @property
+    def value(self) -> str:
+        """The lines shown, as HTML, oldest first."""
+        return "".join(line.value for line in self.lines.children)
+
+    def recent(self, count: int = 5) -> list[str]:
+        """The last ``count`` lines the filter shows, as plain text (from the stream, as the widget has them)."""
+        return [plain_line(e) for e in list(self.stream.events) if self._shows(e)][-count:]
+
+    def _shows(self, event: Event) -> bool:
+        wanted: str = self.show.value
+        if event.kind in QUIET:
+            return False
+        if wanted == "everything":
+            return True
+        if wanted == "problems":
+            return event.kind in PROBLEMS
+        return family(event.kind) == wanted
 
     def add(self, event: Event) -> None:
-        if event.kind == "model.delta":
+        """Show ``event`` (when the filter lets it through)."""
+        if not self._shows(event):
             return
-        data = event.data
-        detail = data.get("tool") or data.get("task") or data.get("skill") or data.get("text") or ""
-        if "error" in data:
-            detail = f"{detail} — {data['error']}"
-        took = f" {event.duration_ms:.0f} ms" if event.duration_ms is not None else ""
-        origin = " (side panel)" if data.get("origin") == "sidepanel" else ""
-        stamp = time.strftime("%H:%M:%S", time.localtime(event.ts))
-        self.lines.append(
-            f"<div><code>{stamp}</code> <b>{escape(event.kind)}</b> "
-            f"{escape(clip(str(detail), 160))}{took}{origin}</div>"
-        )
-        del self.lines[:-LOG_LINES]
-        self.value = "".join(self.lines)
+        with self._lock:
+            lines = (*self.lines.children, W.HTML(_log_line(event), layout=LINE))
+            if len(lines) > LOG_LINES + LOG_SLACK:
+                for old in lines[:-LOG_LINES]:
+                    old.close()
+                lines = lines[-LOG_LINES:]
+            self.lines.children = lines
+        self._empty()
+
+    def rebuild(self) -> None:
+        """Show the stream's latest events that pass the filter (after a change of filter)."""
+        with self._lock:
+            old = self.lines.children
+            shown = [e for e in list(self.stream.events) if self._shows(e)][-LOG_LINES:]
+            self.lines.children = tuple(W.HTML(_log_line(e), layout=LINE) for e in shown)
+            for line in old:
+                line.close()
+        self._empty()
+
+    def _empty(self) -> None:
+        self.empty.layout.display = "none" if self.lines.children else None
+        if not self.lines.children and self.show.value != "everything":
+            self.empty.value = _hint(f"No {escape(self.show.value)} events yet.")
+        elif not self.lines.children:
+            self.empty.value = _hint(NO_EVENTS)
+
+
+def _log_line(event: Event) -> str:
+    """One line of the log: time, kind, what happened, its duration and who acted."""
+    problem = event.kind in PROBLEMS
+    color = "#cf222e" if problem else KIND_COLORS.get(family(event.kind), "#57606a")
+    took = f" · {event.duration_ms:,.0f} ms" if event.duration_ms is not None else ""
+    who = actor(event)
+    by = f" · {escape(who)}" if who else ""
+    background = "background:#fff1f0;" if problem else ""
+    return (
+        f'<div style="{background}font-size:12px;line-height:1.45;overflow-wrap:anywhere;padding:1px 2px">'
+        f'<span style="color:#57606a;font-family:monospace">{stamp(event.ts)}</span> '
+        f'<b style="color:{color}">{escape(event.kind)}</b> {escape(clip(describe(event), 400))}'
+        f'<span style="color:#57606a">{took}{by}</span></div>'
+    )
 
 
 class ConfirmationCard(W.HBox):
@@ -330,7 +533,7 @@ class ConfirmationCard(W.HBox):
         self.deny = W.Button(description="Deny", button_style="danger")
         self.approve.on_click(lambda _: self.answer(True))
         self.deny.on_click(lambda _: self.answer(False))
-        super().__init__([self.text, self.approve, self.deny])
+        super().__init__([self.text, self.approve, self.deny], layout=_row())
 
     def answer(self, approved: bool) -> None:
         self.owner.browser._answer_confirmation(self.id, approved, by="notebook panel")
@@ -351,16 +554,16 @@ class Panel(W.VBox):
         self.tools = ToolsInspector(self)
         self.chat = Chat(self, agent)
         self.skills = SkillsView(self)
-        self.operations = OperationLog()
-        self.confirmations = W.VBox(layout=FULL)
+        self.operations = OperationLog(browser.events)
+        self.confirmations = W.VBox(layout=_fill())
         self.cards: dict[str, ConfirmationCard] = {}
         self.sessions = SessionsView(browser)
-        self.sections = W.Tab(children=[self.tools, self.chat, self.skills, self.operations, self.sessions])
+        self.sections = W.Tab(
+            children=[self.tools, self.chat, self.skills, self.operations, self.sessions], layout=_fill()
+        )
         for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions"]):
             self.sections.set_title(i, title)
-        super().__init__([self.status, self.confirmations, self.sections], layout=FULL)
-        for event in list(browser.events.events)[-LOG_LINES:]:
-            self.operations.add(event)
+        super().__init__([self.status, self.confirmations, self.sections], layout=_fill())
         self.refresh()
         self._unsubscribe = browser.events.subscribe(self._on_event)
 

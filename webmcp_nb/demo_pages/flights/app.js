@@ -10,13 +10,14 @@
 // unregisters them.
 //
 // A search in the URL (?origin=LON&destination=NYC&tripType=round-trip&outboundDate=...
-// &inboundDate=...&passengers=2) opens straight on the results view.
+// &inboundDate=...&passengers=2) opens straight on the results view. One-way trips have no inboundDate.
 
 import { AIRLINES, generateFlights, hhmmToMinutes, minutesToHHMM, placeName } from './data.js';
 
 const modelContext = document.modelContext;
 
 const SEARCH_KEYS = ['origin', 'destination', 'tripType', 'outboundDate', 'inboundDate', 'passengers'];
+const REQUIRED_KEYS = SEARCH_KEYS.filter((key) => key !== 'inboundDate'); // round trips need it too
 
 const DEFAULT_FILTERS = Object.freeze({
   stops: [],
@@ -63,10 +64,10 @@ const searchFlightsTool = {
       destination: iataCode('Destination: 3-letter IATA airport or city code, e.g. "JFK" or "NYC".'),
       tripType: { type: 'string', enum: ['one-way', 'round-trip'], description: 'The trip type.' },
       outboundDate: isoDate('Outbound date, YYYY-MM-DD.'),
-      inboundDate: isoDate('Return date, YYYY-MM-DD (ignored for one-way trips).'),
+      inboundDate: isoDate('Return date, YYYY-MM-DD: required for round trips, left out for one-way trips.'),
       passengers: { type: 'integer', minimum: 1, description: 'Number of passengers.' },
     },
-    required: SEARCH_KEYS,
+    required: REQUIRED_KEYS,
   },
   annotations: { readOnlyHint: false },
   execute(input) {
@@ -175,7 +176,9 @@ function unregisterResultsTools() {
 /** Validates raw search input; returns a clean search object or {error}. */
 function parseSearch(input) {
   if (!input || typeof input !== 'object') return { error: 'Expected an object with the search parameters.' };
-  const missing = SEARCH_KEYS.filter((key) => input[key] === undefined || input[key] === null || input[key] === '');
+  const absent = (key) => input[key] === undefined || input[key] === null || input[key] === '';
+  const needed = input.tripType === 'round-trip' ? SEARCH_KEYS : REQUIRED_KEYS;
+  const missing = needed.filter(absent);
   if (missing.length) return { error: `Missing required parameter(s): ${missing.join(', ')}.` };
 
   const search = {
@@ -183,15 +186,15 @@ function parseSearch(input) {
     destination: String(input.destination).trim(),
     tripType: String(input.tripType),
     outboundDate: String(input.outboundDate),
-    inboundDate: String(input.inboundDate),
     passengers: Number(input.passengers),
   };
+  if (search.tripType === 'round-trip') search.inboundDate = String(input.inboundDate); // one-way: none
   for (const key of ['origin', 'destination']) {
     if (!/^[A-Z]{3}$/.test(search[key])) return { error: `${key} must be a 3-letter uppercase IATA code, got "${search[key]}".` };
   }
   if (search.origin === search.destination) return { error: 'origin and destination must differ.' };
   if (!['one-way', 'round-trip'].includes(search.tripType)) return { error: 'tripType must be "one-way" or "round-trip".' };
-  for (const key of ['outboundDate', 'inboundDate']) {
+  for (const key of ['outboundDate', 'inboundDate'].filter((k) => k in search)) {
     if (!isValidDate(search[key])) return { error: `${key} must be a real date in YYYY-MM-DD format, got "${search[key]}".` };
   }
   if (search.tripType === 'round-trip' && search.inboundDate < search.outboundDate) {
@@ -224,7 +227,7 @@ function urlFor(search) {
   const params = new URLSearchParams(location.search);
   for (const key of SEARCH_KEYS) {
     params.delete(key);
-    if (search) params.set(key, String(search[key]));
+    if (search && search[key] !== undefined) params.set(key, String(search[key]));
   }
   const query = params.toString();
   return location.pathname + (query ? `?${query}` : '');
@@ -470,7 +473,13 @@ function onFilterPanelChange() {
 }
 
 function fillSearchForm(search) {
-  for (const key of SEARCH_KEYS) $(key).value = String(search[key]);
+  for (const key of SEARCH_KEYS) if (search[key] !== undefined) $(key).value = String(search[key]);
+  syncReturnDate();
+}
+
+/** A one-way trip has no return date: its field is off. */
+function syncReturnDate() {
+  $('inboundDate').disabled = $('tripType').value === 'one-way';
 }
 
 function readSearchForm() {
@@ -479,7 +488,7 @@ function readSearchForm() {
   values.origin = values.origin.toUpperCase();
   values.destination = values.destination.toUpperCase();
   values.passengers = Number(values.passengers);
-  if (values.tripType === 'one-way' && !values.inboundDate) values.inboundDate = values.outboundDate;
+  if (values.tripType === 'one-way') delete values.inboundDate;
   return values;
 }
 
@@ -504,6 +513,7 @@ function start() {
   $('outboundDate').value = isoDateInDays(30);
   $('inboundDate').value = isoDateInDays(37);
 
+  $('tripType').addEventListener('change', syncReturnDate);
   $('search-form').addEventListener('submit', (event) => {
     event.preventDefault();
     const search = parseSearch(readSearchForm());
@@ -536,8 +546,8 @@ function start() {
 
   // A complete, valid search in the URL opens the results view directly.
   const params = new URLSearchParams(location.search);
-  const fromUrl = SEARCH_KEYS.every((key) => params.has(key))
-    ? parseSearch(Object.fromEntries(SEARCH_KEYS.map((key) => [key, params.get(key)])))
+  const fromUrl = REQUIRED_KEYS.every((key) => params.has(key))
+    ? parseSearch(Object.fromEntries(SEARCH_KEYS.filter((key) => params.has(key)).map((key) => [key, params.get(key)])))
     : { error: 'no search in URL' };
   if (!fromUrl.error) {
     runSearch(fromUrl, { replaceHistory: true });

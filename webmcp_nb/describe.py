@@ -1,0 +1,204 @@
+"""Events in words: what the notebook panel's log and the session report say about each one — the URL of a
+navigation, the tools a page added and removed, a call's arguments and a preview of its result, who acted.
+
+Plain text only, cut to a line; every view escapes it (page text is data)."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from .display import clip
+from .events import ORIGINS, Event
+
+__all__ = ["describe", "line", "actor", "family", "FAMILIES", "PROBLEMS", "QUIET", "preview", "call_text", "stamp"]
+
+PREVIEW = 140
+"""Characters of arguments or a result a line shows."""
+
+FAMILIES: dict[str, str] = {
+    "tool": "tool calls",
+    "evidence": "tool calls",
+    "agent": "agent",
+    "model": "agent",
+    "confirmation": "agent",
+    "navigation": "page",
+    "tools": "page",
+    "browser": "page",
+    "skill": "skills",
+    "skills": "skills",
+    "note": "notes",
+    "replay": "tool calls",
+}
+"""Each kind's first part → the group a filter shows it in."""
+
+PROBLEMS = {
+    "tool.failed",
+    "tool.refused",
+    "tool.denied",
+    "agent.error",
+    "agent.limit",
+    "evidence.failed",
+    "skill.failed",
+    "browser.crashed",
+    "tools.omitted",
+    "replay.diverged",
+}
+"""Kinds that mean something went wrong (or was stopped): views highlight them."""
+
+QUIET = {"model.delta", "model.tool_call", "model.request"}
+"""Kinds too fine-grained for a log line (the response that follows says it all)."""
+
+
+def family(kind: str) -> str:
+    """The filter group of an event kind."""
+    return FAMILIES.get(kind.split(".")[0], "other")
+
+
+def stamp(ts: float) -> str:
+    """An event's time of day, as the log shows it."""
+    return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _json(value: Any, limit: int) -> str:
+    try:
+        return _cut(json.dumps(value, ensure_ascii=False, separators=(", ", ": ")), limit)
+    except (TypeError, ValueError):
+        return _cut(repr(value), limit)
+
+
+def preview(value: Any, limit: int = PREVIEW) -> str:
+    """``value`` as compact JSON on one line, cut to ``limit`` characters."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return _cut(" ".join(value.split()), limit)
+    return _json(value, limit)
+
+
+def call_text(tool: Any, arguments: Any, limit: int = PREVIEW) -> str:
+    """``tool(name=value, …)`` with the arguments as a person would write them, cut to ``limit``."""
+    if isinstance(arguments, dict):
+        inner = ", ".join(f"{k}={_json(v, limit)}" for k, v in arguments.items())
+    elif arguments in (None, ""):
+        inner = ""
+    else:
+        inner = _json(arguments, limit)
+    return f"{tool}({_cut(inner, limit)})"
+
+
+def actor(event: Event) -> str | None:
+    """Who acted, as a person would say it, or ``None`` when nobody did (the page changed on its own)."""
+    data = event.data
+    who = data.get("origin")
+    if isinstance(who, str):
+        return ORIGINS.get(who, who)
+    if event.kind == "confirmation.answered" and data.get("by"):
+        return str(data["by"])
+    if event.kind.split(".")[0] in ("agent", "model", "confirmation"):
+        return "agent"
+    return None
+
+
+def _names(names: Any) -> str:
+    return ", ".join(str(n) for n in names) if isinstance(names, list) else ""
+
+
+def describe(event: Event) -> str:
+    """One line saying what happened (without time, duration or actor: views add those)."""
+    data, kind = event.data, event.kind
+    tool = str(data.get("tool", ""))
+    if kind == "tool.called":
+        return call_text(tool, data.get("arguments"))
+    if kind == "tool.returned":
+        return f"{tool} → {preview(data.get('text', ''))}"
+    if kind == "tool.failed":
+        return f"{tool} failed: {data.get('code', '')}: {clip(str(data.get('error', '')), 300)}"
+    if kind == "tool.refused":
+        return f"{call_text(tool, data.get('arguments'), 60)} refused before the page saw it: {data.get('error', '')}"
+    if kind == "tool.denied":
+        return f"{call_text(tool, data.get('arguments'), 60)} denied: not run"
+    if kind == "navigation":
+        where = event.url or ""
+        tools = data.get("tools")
+        if data.get("opened"):
+            count = f" ({len(tools)} tool{'s' if len(tools) != 1 else ''})" if isinstance(tools, list) else ""
+            return f"opened {where}{count}"
+        return f"{where} (from {data.get('previous', '?')})"
+    if kind == "tools.changed":
+        added = " ".join(f"+{n}" for n in data.get("added") or [])
+        removed = " ".join(f"−{n}" for n in data.get("removed") or [])
+        total = f"({data['count']} tools)" if data.get("count") is not None else ""
+        return " ".join(part for part in (added, removed, total) if part)
+    if kind == "tools.omitted":
+        return f"{data.get('omitted')} tools left out of the mirror ({data.get('listed')} listed); call them by name"
+    if kind == "skill.injected":
+        return f"{data.get('skill')} {data.get('version', '')} → {_names(data.get('tools')) or 'no tools'}"
+    if kind == "skill.failed":
+        return f"{data.get('skill')} not active here: {data.get('reason')}"
+    if kind == "skills.changed":
+        return f"installed: {_names(data.get('skills')) or 'none'}"
+    if kind == "evidence.screenshot":
+        return f"{tool} {data.get('phase')} → {data.get('file')}"
+    if kind == "evidence.failed":
+        return f"{tool} {data.get('phase')}: no screenshot ({data.get('error')})"
+    if kind == "agent.turn.started":
+        return f"task: {data.get('task', '')}"
+    if kind == "agent.turn.finished":
+        return _finished(data)
+    if kind == "agent.limit":
+        return f"stopped: {data.get('limit')}" + (f" ({data['tool']})" if data.get("tool") else "")
+    if kind == "agent.error":
+        return f"{data.get('error')}: {data.get('message')}"
+    if kind == "model.response":
+        calls = [c.get("name") for c in data.get("tool_calls") or [] if isinstance(c, dict)]
+        said = " ".join(str(data.get("content") or "").split())
+        parts = [clip(said, 200)] if said else []
+        if calls:
+            parts.append("→ calls " + ", ".join(str(c) for c in calls))
+        usage = data.get("usage") or {}
+        if usage.get("total_tokens"):
+            parts.append(f"[{usage['total_tokens']:,} tokens]")
+        return " ".join(parts) or "(empty reply)"
+    if kind == "model.request":
+        return f"{data.get('messages')} messages, {len(data.get('tools') or [])} tools"
+    if kind == "model.prompt_mode":
+        return "the endpoint refused tools: tools described in the prompt instead"
+    if kind == "confirmation.requested":
+        return f"{call_text(tool, data.get('arguments'), 80)}? [{data.get('risk', '')} risk]"
+    if kind == "confirmation.answered":
+        return f"{tool} {'approved' if data.get('approved') else 'denied'}"
+    if kind == "note":
+        return str(data.get("text", ""))
+    if kind == "browser.crashed":
+        return str(data.get("message", "the browser is gone"))
+    if kind == "replay.diverged":
+        return f"step {data.get('step')} {tool}: differs from the recording"
+    rest = {k: v for k, v in data.items() if k != "origin"}
+    return preview(rest) if rest else ""
+
+
+def _finished(data: dict[str, Any]) -> str:
+    if data.get("error"):
+        outcome = f"failed: {data['error']}"
+    elif data.get("stopped"):
+        outcome = f"stopped ({data['stopped']})"
+    else:
+        outcome = f"answered: {' '.join(str(data.get('answer') or '').split())}"
+    usage = data.get("usage") or {}
+    tokens = f", {usage['total_tokens']:,} tokens" if usage.get("total_tokens") else ""
+    steps = data.get("steps", 0)
+    return f"{clip(outcome, 300)} ({steps} tool call{'' if steps == 1 else 's'}{tokens})"
+
+
+def line(event: Event) -> str:
+    """The whole log line in plain text: time, kind, what happened, duration, who acted."""
+    took = f" · {event.duration_ms:,.0f} ms" if event.duration_ms is not None else ""
+    who = actor(event)
+    return f"{stamp(event.ts)} {event.kind} {describe(event)}{took}{f' · {who}' if who else ''}"
