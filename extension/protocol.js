@@ -79,3 +79,41 @@ export const PAGE_SOURCES = Object.freeze([
   "native",
   "polyfill"
 ]);
+export const LOG_FAMILIES = Object.freeze({
+  "tool": "tool calls",
+  "evidence": "tool calls",
+  "agent": "agent",
+  "model": "agent",
+  "confirmation": "agent",
+  "navigation": "page",
+  "tools": "page",
+  "browser": "page",
+  "skill": "skills",
+  "skills": "skills",
+  "note": "notes",
+  "replay": "tool calls"
+});
+export const LOG_PROBLEMS = Object.freeze([
+  "agent.error",
+  "agent.limit",
+  "browser.crashed",
+  "evidence.failed",
+  "replay.diverged",
+  "skill.failed",
+  "tool.denied",
+  "tool.failed",
+  "tool.refused",
+  "tools.omitted"
+]);
+export const LOG_QUIET = Object.freeze([
+  "model.delta",
+  "model.request",
+  "model.tool_call"
+]);
+export const ORIGINS = Object.freeze({
+  "notebook": "notebook",
+  "panel": "notebook panel",
+  "agent": "agent",
+  "sidepanel": "side panel",
+  "mcp": "MCP client"
+});

@@ -145,6 +145,30 @@ def test_panel_lists_calls_and_records(chromium: Chromium, server: Any, tmp_path
         session.close()
 
 
+def test_the_log_follows_the_newest_line_says_who_acted_and_filters(chromium: Chromium, server: Any) -> None:
+    tab = chromium.browser.open(server.url("t/faults.html"))
+    page = chromium.panel(tab)
+    for _ in range(40):  # the notebook calls: the side panel shows them as they happen
+        tab.call("received")
+    with pytest.raises(wm.InvalidArgumentsError):
+        tab.call("strict", {"n": "not a number"})
+    expect(page.locator('#log li[data-kind="tool.refused"]')).to_contain_text(
+        "refused before the page saw it", timeout=TIMEOUT
+    )
+    assert page.locator('#log li[data-kind="tool.refused"] .origin').text_content() == "notebook"
+    at_bottom = "(l) => l.scrollTop + l.clientHeight >= l.scrollHeight - 2"
+    assert page.eval_on_selector("#log", at_bottom)  # the newest line is in view
+    page.eval_on_selector("#log", "(l) => { l.scrollTop = 0; }")  # the reader scrolls up: new lines leave them there
+    tab.call("received")
+    expect(page.locator('#log li[data-kind="tool.returned"]')).to_have_count(41, timeout=TIMEOUT)
+    assert page.eval_on_selector("#log", "(l) => l.scrollTop") == 0
+    page.select_option("#log-filter", "problems")
+    expect(page.locator("#log li")).to_have_count(1)
+    expect(page.locator("#log li.bad")).to_contain_text("strict(n=")
+    page.select_option("#log-filter", "all")
+    assert page.locator("#log li").count() > 80
+
+
 def test_panel_shows_tool_errors_with_their_code(chromium: Chromium, server: Any) -> None:
     tab = chromium.browser.open(server.url("t/faults.html"))
     page = chromium.panel(tab)
@@ -322,7 +346,7 @@ def test_sidecar_turn_can_be_stopped(chromium: Chromium, server: Any) -> None:
         expect(card).to_have_class("card resolved denied")
         expect(card).to_contain_text("Expired")
         expect(page.locator("#chat-send")).to_be_visible()
-        expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_contain_text("stopped: cancelled")
+        expect(page.locator('#log li[data-kind="agent.turn.finished"]')).to_contain_text("stopped (cancelled)")
         expect(page.locator('#log li[data-kind="tool.called"]')).to_have_count(0)
         assert len(model.requests) == 1
 

@@ -1,10 +1,12 @@
 // The side panel's log: the session's events (pushed by notebooks through the relay, and made by panels), the
-// last 500 kept, those of the shown tab listed with a one-line summary and the whole event on demand.
-import { $, clock, el, json, pretty, short } from './dom.js';
+// last 500 kept, those of the shown tab listed with a line in the notebook log's words (describe.js) and the
+// whole event on demand; filtered by group or to what went wrong; it follows the newest line unless the reader
+// scrolled up.
+import { $, clock, el, pretty, visible } from './dom.js';
+import { actor, describe, family, FAMILY_NAMES, PROBLEMS, QUIET } from './describe.js';
 import { onCurrentTab } from './tabs.js';
 
 const MAX_EVENTS = 500;
-const SILENT_KINDS = new Set(['model.delta', 'model.tool_call']); // streamed pieces: the chat shows them
 
 const events = [];
 let seen = new Set();
@@ -25,51 +27,37 @@ export function remember(event) {
   return true;
 }
 
-const shownInLog = (event) => onCurrentTab(event) && !SILENT_KINDS.has(event.kind);
-const tokens = (usage) => (Number.isInteger(usage?.total_tokens) ? ` · ${usage.total_tokens} tokens` : '');
-
-function summary(event) {
-  const d = event.data ?? {};
-  switch (event.kind) {
-    case 'tool.called': return `${d.tool}(${short(json(d.arguments ?? {}), 70)})`;
-    case 'tool.returned': return `${d.tool} → ${short(d.text, 90)}`;
-    case 'tool.failed': return `${d.tool} ✗ ${d.code ?? ''}: ${short(d.error ?? d.message, 90)}`;
-    case 'tool.denied': return `${d.tool} denied`;
-    case 'agent.turn.started': return short(d.task, 90);
-    case 'chat.message': return `${d.role ?? 'user'}: ${short(d.text, 90)}`;
-    case 'model.request': return `${d.messages ?? '?'} messages, ${(d.tools ?? []).length} tools`;
-    case 'model.response':
-      return (d.tool_calls?.length ? `calls ${d.tool_calls.map((c) => c.name).join(', ')}${d.content ? ` — ${short(d.content, 50)}` : ''}` : short(d.content, 90)) + tokens(d.usage);
-    case 'confirmation.requested': return `${d.tool}(${short(json(d.arguments ?? {}), 60)})`;
-    case 'confirmation.answer': return `${d.approved ? 'approve' : 'deny'} ${d.id ?? ''}`;
-    case 'confirmation.answered': return `${d.tool} ${d.approved ? 'approved' : 'denied'}${d.by ? ` by ${d.by}` : ''}`;
-    case 'agent.limit': return `${d.limit}${d.tool ? ` (${d.tool})` : ''}`;
-    case 'agent.turn.finished': return (d.stopped ? `stopped: ${d.stopped}${d.answer ? ` — ${short(d.answer, 60)}` : ''}` : short(d.answer ?? d.error, 90)) + tokens(d.usage);
-    case 'agent.error': return `${d.error ?? ''}: ${short(d.message, 80)}`;
-    case 'navigation': return short(event.url ?? d.url, 90);
-    case 'tools.changed': return short((d.tools ?? []).join(', '), 90);
-    case 'skill.injected': case 'skill.failed': return `${d.skill ?? d.name ?? ''} ${short(d.reason ?? d.error ?? '', 70)}`;
-    case 'evidence.screenshot': return `${d.phase ?? ''} ${d.tool ?? ''} ${d.file ?? ''}`;
-    case 'note': return short(d.text, 90);
-    default: return short(json(d), 90);
-  }
-}
+// The filter: every kind, one group of kinds (describe.py's groups), or what went wrong.
+let filter = 'all';
+const passes = (event) => filter === 'all' || (filter === 'problems' ? PROBLEMS.has(event.kind) : family(event.kind) === filter);
+const shownInLog = (event) => onCurrentTab(event) && !QUIET.has(event.kind) && passes(event);
 
 function logItem(event) {
   const d = event.data ?? {};
-  const outcome = event.kind === 'tool.failed' || event.kind === 'agent.error' || (event.kind === 'confirmation.answered' && !d.approved) ? 'bad'
+  const outcome = PROBLEMS.has(event.kind) || (event.kind === 'confirmation.answered' && !d.approved) ? 'bad'
     : event.kind === 'tool.returned' ? 'good' : '';
+  const who = actor(event);
   const details = el('details', {},
     el('summary', {},
       el('time', { text: clock(event.ts) }),
       el('span', { class: 'kind', text: event.kind }),
-      el('span', { class: 'text', text: summary(event) }),
+      el('span', { class: 'text', text: visible(describe(event)), title: visible(describe(event)) }),
       event.duration_ms !== null && event.duration_ms !== undefined ? el('span', { class: 'ms', text: `${Math.round(event.duration_ms)} ms` }) : null,
-      fromPanel(event) ? el('span', { class: 'origin', text: 'panel', title: 'done in a side panel' }) : null));
+      who ? el('span', { class: 'origin', text: who, title: `done by the ${who}` }) : null));
   details.addEventListener('toggle', () => { // the full event, rendered when first opened
     if (details.open && details.childElementCount === 1) details.append(el('pre', { text: pretty(JSON.stringify(event)) }));
   });
   return el('li', { dataset: { kind: event.kind }, class: outcome }, details);
+}
+
+// The filter's choices (the log keeps following the newest line unless the reader scrolled up).
+export function setUpLog() {
+  const select = $('log-filter');
+  select.replaceChildren(...['all', ...FAMILY_NAMES, 'problems'].map((name) => el('option', { value: name, text: name })));
+  select.addEventListener('change', () => {
+    filter = select.value;
+    renderLog();
+  });
 }
 
 // A new event, at the end of the list if it belongs there.

@@ -12,7 +12,7 @@ import { loadChatPolicy, loadChatSettings, setUpChat, trackNotebookTurn } from '
 import { $ } from './dom.js';
 import { renderHeader, renderStatus, setStatus } from './header.js';
 import { connectHub } from './hub.js';
-import { appendLog, remember, renderLog } from './log.js';
+import { appendLog, remember, renderLog, setUpLog } from './log.js';
 import { renderSessions, setSessions } from './sessions.js';
 import { renderSkills, setSkills } from './skills.js';
 import { followActiveTab, shown, tabs } from './tabs.js';
@@ -82,6 +82,7 @@ function onHubMessage(message) {
 }
 
 setUpTools();
+setUpLog();
 setUpChat({ onTab: tabUpdated });
 for (const id of ['open-options', 'chat-setup']) $(id).addEventListener('click', () => chrome.runtime.openOptionsPage());
 

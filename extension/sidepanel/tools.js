@@ -54,7 +54,10 @@ export function renderTools() {
   )));
   $('tools-count').textContent = tools.length ? String(tools.length) : '';
   $('tools-empty').hidden = tools.length > 0;
-  $('tools-empty').textContent = tabs.has(shown.tabId) ? 'This page has no WebMCP tools.' : 'The extension does not see this tab (no tools).';
+  $('tools-empty').textContent = tabs.has(shown.tabId)
+    ? 'This page has no WebMCP tools yet. Some pages register them after loading or after a search; for a page '
+      + 'without any, give it a skill from a notebook: tab.inject(wm.Skill.builtin("dom")).'
+    : 'The extension does not see this tab (a browser page, or one opened before the extension loaded: reload it).';
   renderToolDetail();
 }
 

@@ -1,0 +1,47 @@
+"""Both views say the same of each event: the notebook's log and report (webmcp_nb/describe.py) and the side
+panel's log (extension/sidepanel/describe.js), over one vector file of events (tests/vectors/log_lines.json)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from webmcp_nb.describe import actor, describe, family
+from webmcp_nb.events import Event
+
+VECTORS = Path(__file__).parent / "vectors" / "log_lines.json"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def python_words() -> list[list[str | None]]:
+    events = [Event.model_validate(e) for e in json.loads(VECTORS.read_text())["events"]]
+    return [[describe(e), actor(e), family(e.kind)] for e in events]
+
+
+def test_the_vectors_cover_every_kind_the_notebook_describes() -> None:
+    kinds = {e["kind"] for e in json.loads(VECTORS.read_text())["events"]}
+    source = (ROOT / "webmcp_nb" / "describe.py").read_text()
+    described = set(re.findall(r'kind == "([a-z._]+)"', source))
+    assert described <= kinds, described - kinds
+
+
+def test_the_side_panel_says_what_the_notebook_says() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the side panel's describe.js cannot be run here")
+    module = ROOT / "extension" / "sidepanel" / "describe.js"
+    run = subprocess.run(
+        [node, str(VECTORS.parent / "describe.mjs"), str(VECTORS), str(module)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    side_panel = json.loads(run.stdout)
+    for i, (ours, theirs) in enumerate(zip(python_words(), side_panel, strict=True)):
+        assert theirs == ours, f"event {i}"
