@@ -54,6 +54,12 @@ def _pairs():
     with its blocking ``X``."""
     for name in wm.__all__:
         obj = getattr(wm, name)
+        if inspect.ismodule(obj):  # a subpackage (wm.evals): its public functions
+            for sub in obj.__all__:
+                fn = getattr(obj, sub)
+                if sub.startswith("a") and inspect.iscoroutinefunction(fn):
+                    yield f"{name}.{sub[1:]}", fn, getattr(obj, sub[1:], None)
+            continue
         owners = [(name, vars(obj))] if inspect.isclass(obj) else []
         if not inspect.isclass(obj) and name.startswith("a") and inspect.iscoroutinefunction(obj):
             yield name[1:], obj, getattr(wm, name[1:], None)
@@ -65,7 +71,7 @@ def _pairs():
 
 def test_every_public_async_function_has_a_blocking_twin_made_from_it():
     pairs = list(_pairs())
-    assert {"Tab.call", "Browser.open", "connect", "launch", "doctor", "replay_agent", "Agent.run"} <= {
+    assert {"Tab.call", "Browser.open", "connect", "launch", "doctor", "replay_agent", "Agent.run", "evals.run"} <= {
         p[0] for p in pairs
     }
     for name, afn, twin in pairs:

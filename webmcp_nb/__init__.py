@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         WebMCPError,
     )
+    from .evals.suite import Model
     from .launch import alaunch, launch
     from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
     from .session import Session
@@ -71,6 +72,7 @@ _WHERE = {
         "ToolTimeoutError",
         "WebMCPError",
     ),
+    "evals.suite": ("Model",),
     "launch": ("alaunch", "launch"),
     "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "session": ("Session",),
@@ -83,6 +85,8 @@ _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names
 __all__ = [
     "__version__",
     "panel",
+    "evals",
+    "Model",
     "Agent",
     "AgentResult",
     "AgentRun",
@@ -149,6 +153,8 @@ sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:
+    if name == "evals":  # the subpackage, imported on first use like the rest
+        return importlib.import_module(".evals", __name__)
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'webmcp_nb' has no attribute {name!r}")
