@@ -9,36 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
+from scripted_evals import FLIGHTS, HERE, PIZZA, SLOPPY, model
 
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.evals.report import pass_hat_k, wilson
-from webmcp_nb.testing import ScriptedServer, by_task, call, say
-
-HERE = Path(__file__).parent / "evals"
-
-
-def model(server: ScriptedServer, name: str = "scripted") -> wm.Model:
-    return wm.Model("any", name, base_url=server.base_url, price_input=1.0, price_output=2.0)
-
-
-PIZZA = {
-    "A small pizza": [
-        call("set_pizza_size", size="Small"),
-        call("add_topping", topping="pepper"),
-        call("add_topping", topping="onion"),
-        call("share_pizza"),
-        say("Shared it."),
-    ],
-    "two mushrooms": [call("add_topping", topping="mushroom", count=2), say("Added.")],
-    "calzone": [say("A folded pizza.")],
-    "Add an olive": [say("(not asked: the case starts with a call)"), call("get_pizza"), say("Olive.")],
-}
-SLOPPY = {
-    **PIZZA,
-    "two mushrooms": [call("add_topping", topping="mushroom"), say("Added.")],  # count missing
-    "calzone": [call("nonexistent_tool"), call("get_pizza"), say("A folded pizza.")],  # an unknown tool, a call
-}
+from webmcp_nb.testing import ScriptedServer, by_task
 
 
 def test_their_local_mode_scores_two_models_with_mock_outputs(tmp_path: Path):
@@ -113,18 +89,6 @@ def test_compare_says_what_got_better_or_worse(tmp_path: Path):
     assert not [c for c in comparison.worse if (c.delta("success_rate") or 0) < 0]  # (timings may vary)
     assert "better" in str(comparison)
     assert {c.verdict for c in before.compare(after).changes if c.task == "Two mushrooms"} == {"worse"}
-
-
-FLIGHTS = {
-    "[direct]": [
-        call("searchFlights", **DEMO_SEARCH),
-        call("setFilters", stops=[0]),
-        call("listFlights"),
-        say("There are 4 direct flights."),
-    ],
-    "[state]": [call("searchFlights", **DEMO_SEARCH), say("Here are the flights.")],
-    "[forbidden]": [call("searchFlights", **DEMO_SEARCH), call("resetFilters"), say("Done.")],
-}
 
 
 @pytest.mark.browser

@@ -190,6 +190,14 @@ def resolve_url(url: str | None) -> str:
     return _demo_url(url[len(DEMO_PREFIX) :]) if url.startswith(DEMO_PREFIX) else url
 
 
+def shown_url(url: str) -> str:
+    """``url`` as checks see it: a page of this process's demo server as ``demo:path`` (the port differs from
+    one process to the next; the path does not)."""
+    if _demo is not None and url.startswith(_demo.base):
+        return DEMO_PREFIX + url[len(_demo.base) :]
+    return url
+
+
 def _skill(ref: str) -> Skill:
     path = Path(ref)
     if path.is_dir():
@@ -460,8 +468,8 @@ async def _state(spec: RunSpec, record: RunRecord, view: EvalTab) -> None:
         result = Check(dict(check))
         try:
             if "url" in check:
-                result.observed = view.url
-                result.passed = matcher.matches(check["url"], view.url)
+                result.observed = shown_url(view.url)
+                result.passed = matcher.matches(check["url"], result.observed)
             elif "selector" in check:
                 found = await view.probe(str(check["selector"]))
                 key = "text" if "text" in check else "count"

@@ -258,6 +258,8 @@ class EvalReport:
             data = r.to_dict()
             if not timings:
                 data.pop("timings")
+                for call in data["calls"]:
+                    call.pop("duration_ms")
             runs.append(data)
         out: dict[str, Any] = {
             "format": "webmcp-nb-evals-report",

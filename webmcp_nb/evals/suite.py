@@ -48,7 +48,19 @@ __all__ = ["SuiteError", "Task", "Suite", "Model", "load", "builtin", "FORMAT", 
 
 FORMAT = "webmcp-nb-evals"
 FORMAT_VERSION = 1
-NO_ANSWER_CHECK = object()
+
+
+class _NoCheck:
+    """The one value meaning "no check"; it stays the same object when a task is pickled to a worker."""
+
+    def __reduce__(self) -> str:
+        return "NO_ANSWER_CHECK"
+
+    def __repr__(self) -> str:
+        return "NO_ANSWER_CHECK"
+
+
+NO_ANSWER_CHECK = _NoCheck()
 """``Task.expect_answer`` when the task says nothing about the answer."""
 
 SUITES = Path(__file__).parent / "suites"
