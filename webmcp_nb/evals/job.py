@@ -28,7 +28,7 @@ from ..agent_rules import result_text
 from ..errors import ModelError, NotConnectedError, WebMCPError
 from ..skills import Skill, builtin_skills_path
 from . import matcher
-from .hosts import EvalTab, MockTab, Record, as_browser, as_tab
+from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab
 from .suite import NO_ANSWER_CHECK, Model, Task
 
 if TYPE_CHECKING:
@@ -367,9 +367,12 @@ async def _in_browser(
         if own:
             await browser.aclose()
             record.timings["browser_ended"] = time.time()
-        elif tab is not None and not tab.closed:
-            with contextlib.suppress(WebMCPError):
-                await tab.aclose()
+        else:  # a browser of the caller's: leave it as it was
+            with contextlib.suppress(WebMCPError, KeyError):
+                if tab is not None and not tab.closed:
+                    await tab.aclose()
+                if PROBE in browser.skills:
+                    await browser.skills.auninstall(PROBE)
 
 
 def _title(spec: RunSpec) -> str:
