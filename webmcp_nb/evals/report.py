@@ -355,9 +355,10 @@ class EvalReport:
     def _head(self) -> str:
         judged = sum(r.status != "error" for r in self.runs)
         passed = sum(r.status == "pass" for r in self.runs)
-        engine = self.info.get("engine", "")
+        engine = self.info.get("engine")
         return (
-            f"Eval {self.suite} ({self.mode}{', ' + engine if engine else ''}): {passed}/{judged} runs passed, "
+            f"Eval {self.suite} ({self.mode} mode{f', {engine} engine' if engine else ''}): {passed}/{judged} "
+            "runs passed, "
             f"{len(self.runs) - judged} errors, {len(self.models)} model(s), {self.repeats} repeat(s)"
         )
 

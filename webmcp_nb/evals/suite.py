@@ -350,8 +350,8 @@ def load(path: str | os.PathLike[str], *, tools: str | os.PathLike[str] | None =
         data = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise SuiteError(f"{file}: not valid {'JSON' if file.suffix == '.json' else 'YAML'}: {exc}") from None
-    name = re.sub(r"[-_.]?evals?$", "", file.stem) or file.parent.name
-    suite = parse(data, name=name if name not in ("", "evals") else file.parent.name, path=file)
+    name = re.sub(r"[-_.]?evals?$", "", file.stem) or file.resolve().parent.name  # evals.json: its folder's name
+    suite = parse(data, name=name, path=file)
     return suite.with_tools(tools) if tools is not None else suite
 
 
