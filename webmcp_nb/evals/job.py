@@ -126,7 +126,8 @@ class RunRecord:
     """The run's session folder, relative to the eval's output folder."""
     timings: dict[str, Any] = field(default_factory=dict)
     """``total_ms``, ``model_ms``, ``tool_ms``; where and how it ran: ``worker``, ``pid``, ``attempts``, the
-    wall-clock ``started``/``ended`` of the run and of its browser, ``chromium_pid``."""
+    wall-clock ``started``/``ended`` of the run and of its browser, ``chromium_pid``; ``launch_ms``,
+    ``open_ms`` and ``close_ms`` of its browser and page."""
     artifacts: dict[str, bytes] | None = field(default=None, repr=False)
     """The session folder's files, when the job ran where the driver cannot read its disk (Dask)."""
 
@@ -342,13 +343,17 @@ async def _in_browser(
     own = browser is None
     if browser is None:
         record.timings["browser_started"] = time.time()
+        began = time.perf_counter()
         browser = await alaunch(native_webmcp=spec.native_webmcp, args=[f"{RUN_MARK}{spec.run_id}"])
+        record.timings["launch_ms"] = (time.perf_counter() - began) * 1000
         process = browser.process
         record.timings["chromium_pid"] = process.process.pid if process is not None else None
     tab = None
     session: Session | None = None
     try:
+        began = time.perf_counter()
         tab = await browser.aopen(url)
+        record.timings["open_ms"] = (time.perf_counter() - began) * 1000
         for ref in spec.skills:
             await tab.ainject(_skill(ref))
         session = Session(browser, directory=session_dir, evidence=spec.evidence, title=_title(spec))  # type: ignore[arg-type]
@@ -365,7 +370,9 @@ async def _in_browser(
         if session is not None:
             session.close()
         if own:
+            began = time.perf_counter()
             await browser.aclose()
+            record.timings["close_ms"] = (time.perf_counter() - began) * 1000
             record.timings["browser_ended"] = time.time()
         else:  # a browser of the caller's: leave it as it was
             with contextlib.suppress(WebMCPError, KeyError):
