@@ -14,7 +14,7 @@ from scripted_evals import FLIGHTS, HERE, PIZZA, SLOPPY, model
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.evals.report import pass_hat_k, wilson
-from webmcp_nb.testing import ScriptedServer, by_task
+from webmcp_nb.testing import ScriptedServer, by_task, call, calls, say
 
 
 def test_their_local_mode_scores_two_models_with_mock_outputs(tmp_path: Path):
@@ -171,3 +171,58 @@ def test_smoke_runs_the_expected_calls_with_no_model(tmp_path: Path):
     failed = wm.evals.run(broken, mode="smoke", start_url="demo:flights/", output=tmp_path / "b", progress=False)
     (run,) = failed.runs
     assert run.status == "fail" and "must be a real date" in run.reasons[0] and not failed.ok()
+
+
+BISTRO = [
+    {
+        "name": "a form the guest submits",
+        "messages": [{"role": "user", "type": "message", "content": "[pending] Book a table for Bob on the terrace"}],
+        "expectedCall": [
+            {
+                "functionName": "bookTable",
+                "arguments": {"name": {"$contains": "Bob"}, "seating": "Terrace"},
+                "result": "pending form submission",
+            }
+        ],
+    },
+    {
+        "name": "a form that submits itself",
+        "messages": [{"role": "user", "type": "message", "content": "[auto] Book for Ann"}],
+        "expectedCall": [{"functionName": "quickBook", "result": {"$pattern": "^Hello Ann"}}],
+    },
+    {
+        "name": "MCP-style results",
+        "messages": [{"role": "user", "type": "message", "content": "[mcp] What's on, and ask the kitchen"}],
+        "expectedCall": [
+            {"functionName": "menu", "result": "Soup of the day"},
+            {"functionName": "kitchen", "result": {"error": "kitchen closed"}},
+        ],
+    },
+]
+BISTRO_SCRIPT = {
+    "[pending]": [calls(("bookTable", {"name": "Bob", "seating": "Terrace"})), say("Press Book to confirm.")],
+    "[auto]": [calls(("quickBook", {"name": "Ann"})), say("Booked.")],  # (a tool argument called "name")
+    "[mcp]": [call("menu"), call("kitchen"), say("Soup; the kitchen is closed.")],
+}
+
+
+@pytest.mark.browser
+def test_their_browser_mode_results_and_forms_a_person_must_submit(tmp_path: Path, server):
+    cases = tmp_path / "bistro.json"
+    cases.write_text(json.dumps(BISTRO))
+    with ScriptedServer(by_task(BISTRO_SCRIPT)) as model_server:
+        report = wm.evals.run(
+            cases, models=[model(model_server)], start_url=server.url("t/bistro.html"), output=tmp_path / "out",
+            native_webmcp=True, progress=False,  # the browser's own WebMCP, as theirs
+        )  # fmt: skip
+        offered = {t["function"]["name"] for r in model_server.requests for t in r.get("tools", [])}
+    runs = {r.task: r for r in report.runs}
+    assert {name: r.status for name, r in runs.items()} == dict.fromkeys(runs, "pass"), [
+        r.reasons for r in runs.values()
+    ]
+    assert runs["a form the guest submits"].calls[0].result == "pending form submission"
+    assert runs["a form that submits itself"].calls[0].result == "Hello Ann, see you soon."
+    assert [c.result for c in runs["MCP-style results"].calls] == ["Soup of the day", {"error": "kitchen closed"}]
+    assert "webmcp_nb_evals_probe" not in offered  # the probe that recognised the form is never the model's tool
+    session = wm.Session.load(report.session_path(runs["a form the guest submits"]))
+    assert [e.data["tool"] for e in session.filter("eval.pending_submission")] == ["bookTable"]
