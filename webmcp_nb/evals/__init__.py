@@ -200,7 +200,9 @@ def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str 
     from .job import RECORD_FILE, CallRow, Check, _score
 
     recorded = session if isinstance(session, _Session) else _Session.load(Path(session))
-    record = RunRecord("rescored", task.name, str(recorded.header.model or "smoke"), 1, mode, status="pass")
+    header = recorded.header
+    label = f"{header.provider}:{header.model}" if header.provider else "smoke"
+    record = RunRecord("rescored", task.name, label, 1, mode, status="pass")
     calls: dict[str, list[CallRow]] = {}
     for event in recorded.events:
         data = event.data

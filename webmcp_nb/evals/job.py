@@ -325,7 +325,7 @@ async def _local(spec: RunSpec, record: RunRecord, session_dir: Path, gate: Gate
     if not spec.tools:
         raise ValueError("local mode needs the tools: a schema.json (tools=...) or the suite's tools key")
     host = MockTab(spec.tools, spec.task.expected)
-    session = Session(as_browser(host.browser), directory=session_dir, evidence="off", title=_title(spec))
+    session = Session(as_browser(host.browser), directory=session_dir, evidence="off", **_header(spec))
     try:
         await _agent_turn(spec, record, as_tab(host), host.records, session, gate, mock=True)
     finally:
@@ -356,7 +356,7 @@ async def _in_browser(
         record.timings["open_ms"] = (time.perf_counter() - began) * 1000
         for ref in spec.skills:
             await tab.ainject(_skill(ref))
-        session = Session(browser, directory=session_dir, evidence=spec.evidence, title=_title(spec))  # type: ignore[arg-type]
+        session = Session(browser, directory=session_dir, evidence=spec.evidence, **_header(spec))  # type: ignore[arg-type]
         view = EvalTab(tab)
         if spec.mode == "smoke":
             await _smoke(spec, record, view)
@@ -382,8 +382,15 @@ async def _in_browser(
                     await browser.skills.auninstall(PROBE)
 
 
-def _title(spec: RunSpec) -> str:
-    return f"eval {spec.task.name} · {spec.model.label if spec.model else 'smoke'} · repeat {spec.repeat}"
+def _header(spec: RunSpec) -> dict[str, Any]:
+    """What the run's session header says: which task, model and repeat it records."""
+    model = spec.model
+    return {
+        "title": f"eval {spec.task.name} · {model.label if model else 'smoke'} · repeat {spec.repeat}",
+        "model": model.label.partition(":")[2] if model else None,
+        "provider": model.provider if model else None,
+        "eval_run": spec.run_id,
+    }
 
 
 async def _agent_turn(
