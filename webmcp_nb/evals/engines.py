@@ -188,7 +188,11 @@ def _client(client: Any, concurrency: int) -> tuple[Any, Any]:
 
 
 def _check_workers(client: Any) -> None:
-    workers = client.scheduler_info(n_workers=-1)["workers"].values()
+    try:
+        info = client.scheduler_info(n_workers=-1)  # every worker (newer distributed lists a few by default)
+    except TypeError:
+        info = client.scheduler_info()
+    workers = info["workers"].values()
     if not any(w.get("resources", {}).get(BROWSER_RESOURCE) for w in workers):
         raise RuntimeError(
             "no Dask worker offers a 'browser' resource, so no eval run could start. Start workers with "

@@ -110,7 +110,8 @@ class RunRecord:
     """``pass``, ``fail`` or ``error``."""
     reasons: list[str] = field(default_factory=list)
     error_kind: str | None = None
-    """For errors: ``browser``, ``endpoint`` or ``setup`` (the suite itself is wrong)."""
+    """For errors: ``browser``, ``endpoint``, ``setup`` (the suite itself is wrong), ``internal`` (anything else),
+    or ``worker`` (Dask gave up on the task: its workers kept dying)."""
     error: str | None = None
     answer: str | None = None
     stopped: str | None = None
@@ -305,6 +306,8 @@ async def arun_job(
         _errored(record, "setup", exc)
     except WebMCPError as exc:
         _errored(record, "browser", exc)
+    except Exception as exc:  # a bug of ours, or a surprise: one run's error row, not the whole eval's end
+        _errored(record, "internal", exc)
     record.timings["total_ms"] = (time.perf_counter() - started) * 1000
     record.timings["ended"] = time.time()
     with contextlib.suppress(OSError):  # next to the session: what the eval made of it (rescore reads it)
