@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from scripted_evals import FLIGHTS, HERE, PIZZA, SLOPPY, model
@@ -14,7 +16,7 @@ from scripted_evals import FLIGHTS, HERE, PIZZA, SLOPPY, model
 import webmcp_nb as wm
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.evals.report import pass_hat_k, wilson
-from webmcp_nb.testing import ScriptedServer, by_task, call, calls, say
+from webmcp_nb.testing import ScriptedServer, by_task, call, calls, say, slow
 
 
 def test_their_local_mode_scores_two_models_with_mock_outputs(tmp_path: Path):
@@ -226,3 +228,28 @@ def test_their_browser_mode_results_and_forms_a_person_must_submit(tmp_path: Pat
     assert "webmcp_nb_evals_probe" not in offered  # the probe that recognised the form is never the model's tool
     session = wm.Session.load(report.session_path(runs["a form the guest submits"]))
     assert [e.data["tool"] for e in session.filter("eval.pending_submission")] == ["bookTable"]
+
+
+@pytest.mark.parametrize("cap", [None, 1])
+def test_a_cap_on_concurrent_requests_per_provider(tmp_path: Path, cap: int | None):
+    """Two runs at once. The first request is answered after HOLD seconds: with a cap of one request at a time,
+    the next request can only arrive after that answer (cause and effect, not a race); without it, the other
+    run's first request arrives while the first is held."""
+    suite = wm.evals.load(HERE / "evals.json", tools=HERE / "schema.json")
+    arrivals: list[float] = []
+    script = by_task(PIZZA)
+    hold = 2.0
+
+    def hold_the_first(body: dict) -> Any:
+        arrivals.append(time.monotonic())
+        reply = script(body)
+        return slow(reply, hold) if len(arrivals) == 1 else reply
+
+    with ScriptedServer(hold_the_first) as server:
+        limits = {server.base_url: cap} if cap else None
+        report = wm.evals.run(
+            suite, models=[model(server)], concurrency=2, provider_limits=limits, output=tmp_path, progress=False
+        )
+    assert report.success_rate() == 1.0
+    second_while_first_held = arrivals[1] - arrivals[0] < hold
+    assert second_while_first_held is (cap is None), arrivals[:2]
