@@ -127,3 +127,14 @@ def test_plan_sizes():
     assert quick.memory_calls == 200 and full.memory_calls == 10_000 and full.memory_warmup == 500
     assert full.sequential == 500 and full.in_flight == 2000
     assert benchmark.Plan.make(iterations=40).sequential == 40
+
+
+def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
+    from bench import evals as bench_evals
+
+    out = tmp_path / "evals.json"
+    assert bench_evals.main(["--runs", "1", "--no-dask", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    for name in ("local_1", "local_2"):
+        assert r[name]["passed"] == r[name]["runs"] == 1
+        assert all(positive(r[name][k]) for k in ("run_ms_median", "launch_ms_median", "open_ms_median"))

@@ -72,5 +72,5 @@ def test_the_wheel_ships_the_library_and_the_extension_not_the_benchmark(tmp_pat
     (wheel,) = tmp_path.glob("webmcp_nb-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "webmcp_nb/_extension/manifest.json" in names and "webmcp_nb/_skills/shop/tools.js" in names
-    assert "webmcp_nb/py.typed" in names
+    assert "webmcp_nb/py.typed" in names and "webmcp_nb/evals/suites/flights.yaml" in names
     assert not [n for n in names if n.startswith("bench/") or "benchmark" in n or "harness" in n]

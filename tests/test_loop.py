@@ -50,17 +50,19 @@ NOT_TWINS = {"Agent.run": "refuses to wait for a click the kernel could never de
 
 
 def _pairs():
-    """Every public ``aX`` coroutine function of the package (module functions and methods of public classes),
-    with its blocking ``X``."""
-    for module, name in [(wm, n) for n in wm.__all__] + [(wm.mcp, n) for n in wm.mcp.__all__]:
-        obj = getattr(module, name)
-        owners = [(name, vars(obj))] if inspect.isclass(obj) else []
-        if not inspect.isclass(obj) and name.startswith("a") and inspect.iscoroutinefunction(obj):
-            yield name[1:], obj, getattr(module, name[1:], None)
-        for owner, members in owners:
-            for attr, fn in members.items():
-                if attr.startswith("a") and not attr.startswith("__") and inspect.iscoroutinefunction(fn):
-                    yield f"{owner}.{attr[1:]}", fn, members.get(attr[1:])
+    """Every public ``aX`` coroutine function of the package and its subpackages (``wm.mcp``, ``wm.evals``):
+    module functions (named ``evals.run``) and methods of public classes (``MCPServer.call``), with ``X``."""
+    subpackages = [(getattr(wm, n), f"{n}.") for n in wm.__all__ if inspect.ismodule(getattr(wm, n))]
+    for module, label in [(wm, ""), *subpackages]:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                members = vars(obj)
+                for attr, fn in members.items():
+                    if attr.startswith("a") and not attr.startswith("__") and inspect.iscoroutinefunction(fn):
+                        yield f"{name}.{attr[1:]}", fn, members.get(attr[1:])
+            elif name.startswith("a") and inspect.iscoroutinefunction(obj):
+                yield f"{label}{name[1:]}", obj, getattr(module, name[1:], None)
 
 
 def test_every_public_async_function_has_a_blocking_twin_made_from_it():
@@ -74,6 +76,7 @@ def test_every_public_async_function_has_a_blocking_twin_made_from_it():
         "replay_agent",
         "Agent.run",
         "MCPServer.call",
+        "evals.run",
     } <= {p[0] for p in pairs}
     for name, afn, twin in pairs:
         assert twin is not None and not inspect.iscoroutinefunction(twin), name

@@ -42,6 +42,14 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
         assert "Where the time went" in html and "Tool calls at a glance" in html
         assert "data:image/png;base64," in html and "sk-never-written" not in html + text
+    if path.name.startswith("07-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "Eval flights (browser mode, local engine): 6/6 runs passed" in text
+        assert "worse  any:scripted · direct flights" in text  # the comparison names the task that got worse
+        assert "Eval flights (smoke mode, local engine): 2/2 runs passed" in text
+        assert "(local mode, local engine): 1/1 runs passed" in text and "(browser mode, dask engine)" in text
+        html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
+        assert "<svg" in html and "success [95% CI]" in html
     if path.name.startswith("05-"):
         views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
         assert views, "the panel rendered no widget view"

@@ -37,7 +37,7 @@ from webmcp_nb.doctor import Diagnosis, _check_browsers
 from webmcp_nb.protocol import EXTENSION_ID, Method
 from webmcp_nb.report import STYLE as REPORT_STYLE
 from webmcp_nb.skills import SkillHealthWarning
-from webmcp_nb.testing import ScriptedServer, call, say
+from webmcp_nb.testing import ScriptedServer, by_task, call, say
 
 sync_api = pytest.importorskip("playwright.sync_api")
 expect = sync_api.expect
@@ -53,7 +53,8 @@ CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_conte
 # Elements the library's own HTML uses (reprs, widget values, the report); page text must add none.
 OUR_TAGS = [
     "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
-    "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "h2", "img", "a", "label", "input",
+    "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "h2", "img", "a", "label", "input", "svg", "rect",
+    "line", "text",
 ]  # fmt: skip
 # The side panel's own elements (sidepanel/sidepanel.html and what its modules build with textContent).
 PANEL_TAGS = [
@@ -337,13 +338,56 @@ def diagnostics(lab: Lab) -> list[Any]:
     return [diagnosis, BrowserList([BrowserSummary.from_state(state)])]
 
 
-def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Run, mcp_views: list[Any]) -> None:
+def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
+    """An eval of the hostile page (its tools called with its payloads, a model answering with them, its text
+    read by page checks): the report, a comparison, and the report's HTML file."""
+    p = lab.payloads
+    suite = wm.evals.suite.parse(
+        {
+            "format": "webmcp-nb-evals",
+            "name": f"suite {lab.everything}",
+            "start_url": lab.tab.url,
+            "tasks": [
+                {
+                    "name": f"task {lab.everything}",
+                    "prompt": f"[hostile] {lab.everything}",
+                    "expectedCall": [{"functionName": p[0], "arguments": {"x": p[1]}}],
+                    "expect_answer": {"$contains": p[2]},
+                    "expect_state": [
+                        {"selector": "body", "text": {"$contains": p[3]}},
+                        {"tool": "payloads", "arguments": {}, "result": {"$type": "array"}},
+                    ],
+                }
+            ],
+        }
+    )
+    script = [
+        call("inspectMe", **arguments("inspectMe", p)),
+        call("failLoudly"),
+        call(p[0], x=p[1]),
+        say(f"Done. {lab.everything}"),
+    ]
+    with ScriptedServer(by_task({"[hostile]": script})) as model:
+        report = wm.evals.run(
+            suite, models=[wm.Model("any", "m", base_url=model.base_url)], browser=lab.browser, output=folder,
+            progress=False,
+        )  # fmt: skip
+    (run,) = report.runs
+    assert run.status == "fail" and len(run.checks) == 3 and run.answer and lab.everything in run.answer
+    return [report, report.compare(report)], report.html()
+
+
+def test_every_rich_repr_and_the_report_show_page_text_as_text(
+    lab: Lab, run: Run, mcp_views: list[Any], tmp_path: Path
+) -> None:
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
     shown += mcp_views
     report = run.session.report()
     shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report]
     shown += run.injections  # one with the page's reason for refusing the skill
+    eval_views, eval_report = evals_views(lab, tmp_path)
+    shown += eval_views
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"
@@ -358,6 +402,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(lab: Lab, run: Ru
             parts.append(f'<div data-view="{i}:{type(obj).__name__}">{bundle["text/html"]}</div>')
     seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
     bad = violations(seen, "rich reprs") + violations(lab.render(report.html), "session report")
+    bad += violations(lab.render(eval_report), "eval report")
     assert not bad, "\n".join(bad)
     assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
     assert report.html.count("src='data:image/png;base64,") >= 2  # the confirmed transfer, before and after

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         WebMCPError,
     )
+    from .evals.suite import Model
     from .launch import alaunch, launch
     from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
     from .report import Report
@@ -74,6 +75,7 @@ _WHERE = {
         "ToolTimeoutError",
         "WebMCPError",
     ),
+    "evals.suite": ("Model",),
     "launch": ("alaunch", "launch"),
     "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "report": ("Report",),
@@ -88,6 +90,8 @@ __all__ = [
     "__version__",
     "panel",
     "mcp",
+    "evals",
+    "Model",
     "Agent",
     "AgentResult",
     "AgentRun",
@@ -158,6 +162,8 @@ sys.modules[__name__].__class__ = _Package
 def __getattr__(name: str) -> Any:
     if name == "mcp":  # MCP both ways (webmcp_nb.mcp): the SDK is an optional extra, imported when used
         return importlib.import_module(".mcp", __name__)
+    if name == "evals":  # the subpackage, imported on first use like the rest
+        return importlib.import_module(".evals", __name__)
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'webmcp_nb' has no attribute {name!r}")

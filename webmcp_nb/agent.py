@@ -18,6 +18,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -227,6 +228,7 @@ class Agent:
         session: Session | Literal[False] | None = None,
         evidence: Evidence = "non-readonly",
         mcp_servers: Sequence[MCPServer] = (),
+        request_gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         try:
             policy = resolve_policy(confirm)
@@ -263,7 +265,9 @@ class Agent:
         self._record = session is not False
         self._evidence = evidence
         self._pending: dict[str, ConfirmationRequest] = {}
-        self._io = ModelIO(chosen, self.model, self._api_key, max_retries, self._emit, itertools.count(1))
+        self._io = ModelIO(
+            chosen, self.model, self._api_key, max_retries, self._emit, itertools.count(1), gate=request_gate
+        )
         self._body: asyncio.Future[None] | None = None
         self._stopping = False
         tab.browser._add_agent(self)
@@ -278,21 +282,22 @@ class Agent:
 
     # ----- public -----
 
-    def run(self, task: str) -> AgentResult:
+    def run(self, task: str | None) -> AgentResult:
         """Run one turn and wait for it. A confirmation that nobody can answer (no ``on_confirm``) fails at
-        once with ``ConfirmationRequiredError`` rather than blocking the kernel."""
+        once with ``ConfirmationRequiredError`` rather than blocking the kernel. ``task=None`` continues the
+        conversation as it stands (one that ends with tool results the model has not read yet)."""
         return _loop.run(self._turn(task, can_wait=self.on_confirm is not None))
 
     @_loop.on_loop
-    async def arun(self, task: str) -> AgentResult:
+    async def arun(self, task: str | None) -> AgentResult:
         """Run one turn; confirmations wait for ``on_confirm``, ``agent.answer`` or the panel."""
         return await self._turn(task, can_wait=True)
 
-    def start(self, task: str) -> AgentRun:
+    def start(self, task: str | None) -> AgentRun:
         """Start a turn in the background and return its handle at once."""
         return AgentRun(self, _loop.run(self._start(task)))
 
-    async def _start(self, task: str) -> asyncio.Future[AgentResult]:
+    async def _start(self, task: str | None) -> asyncio.Future[AgentResult]:
         return asyncio.ensure_future(self._turn(task, can_wait=True))
 
     def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
@@ -315,11 +320,12 @@ class Agent:
 
     # ----- the turn -----
 
-    async def _turn(self, task: str, *, can_wait: bool) -> AgentResult:
+    async def _turn(self, task: str | None, *, can_wait: bool) -> AgentResult:
         loop = asyncio.get_running_loop()
         started = time.perf_counter()
         turn = _Turn()
-        self.messages.append({"role": "user", "content": task})
+        if task is not None:
+            self.messages.append({"role": "user", "content": task})
         self._ensure_session()
         first = self._emit(
             "agent.turn.started",

@@ -1,4 +1,4 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``relay``, ``mcp``, ``pair``, ``doctor``, ``browsers``,
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``doctor``, ``browsers``,
 ``extension-path``, ``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from .home import home, read_secret, relay_port
@@ -191,6 +192,85 @@ def _replay(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _eval(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from . import evals
+
+    try:
+        suite = evals.builtin(args.suite) if args.suite else evals.load(args.evals, tools=args.tools)
+        if args.tools and args.suite:
+            suite = suite.with_tools(args.tools)
+        models = [evals.Model.parse(m) for m in args.model] or None
+        for price in args.price:
+            label, _, numbers = price.partition("=")
+            given, _, out = numbers.partition(",")
+            models = [
+                dataclasses.replace(m, price_input=float(given), price_output=float(out)) if m.label == label else m
+                for m in models or [evals.Model.parse(s) for s in suite.models]
+            ]
+        limits = {k: int(v) for k, _, v in (item.partition("=") for item in args.max_requests)}
+        report = evals.run(
+            suite,
+            models=models,
+            repeats=args.repeats,
+            mode=args.mode,
+            engine=args.engine,
+            client=args.scheduler,
+            concurrency=args.concurrency,
+            retries=args.retries,
+            start_url=args.url,
+            output=args.output_dir,
+            provider_limits=limits,
+            native_webmcp=args.native,
+            progress=not args.quiet,
+        )
+    except (evals.SuiteError, ValueError, OSError) as exc:
+        print(f"webmcp-nb eval: {exc}", file=sys.stderr)
+        return 2
+    print(report)
+    if report.directory is not None:
+        print(f"report: {(report.directory / 'report.html').resolve()} (and report.json; sessions in runs/)")
+    if not report.ok(args.threshold):
+        print(f"below the threshold ({args.threshold:.0%} success, no errors)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _eval_parser(sub: Any) -> None:
+    evaluation = sub.add_parser(
+        "eval",
+        help="run an eval suite (webmcp-evals' files or native ones); exits 1 below --threshold",
+        description="Modes: local (tools from a schema file, mocked outputs), browser (a live page), smoke (the "
+        "expected calls with sample arguments, no model). Keys come from the environment only.",
+    )
+    modes = evaluation.add_subparsers(dest="mode", required=True)
+    for mode, text in (
+        ("local", "tools from a schema.json, mock outputs, no browser"),
+        ("browser", "a fresh Chromium per run on the live page"),
+        ("smoke", "the expected calls with sample arguments, no model (CI)"),
+    ):
+        p = modes.add_parser(mode, help=text)
+        source = p.add_mutually_exclusive_group(required=True)
+        source.add_argument("-e", "--evals", help="a suite file: webmcp-evals' evals.json, or a native YAML/JSON")
+        source.add_argument("--suite", help="a shipped suite: flights or shop (the bundled demos)")
+        p.add_argument("-t", "--tools", help="local mode: the tools, as webmcp-evals' schema.json")
+        p.add_argument("-u", "--url", help="the start URL (default: the suite's; demo:PATH serves the bundled demos)")
+        p.add_argument("-m", "--model", action="append", default=[], help="provider:model[@base_url], repeatable")
+        p.add_argument("-r", "--repeats", "--runs", type=int, default=None, help="runs per task and model")
+        p.add_argument("--engine", choices=["local", "dask"], default="local")
+        p.add_argument("--scheduler", help="dask: a scheduler address (default: a LocalCluster here)")
+        p.add_argument("--concurrency", type=int, default=2, help="browsers at once (local), or workers started")
+        p.add_argument("--retries", type=int, default=1, help="tries again after a browser or endpoint error")
+        p.add_argument("--threshold", type=float, default=1.0, help="the success rate each model must reach")
+        p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
+        p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
+        p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
+        p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+        p.set_defaults(func=_eval)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="webmcp-nb", description=__doc__)
     sub = parser.add_subparsers(dest="command")
@@ -212,6 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     replay.add_argument("--headed", action="store_true")
     replay.add_argument("--native", action="store_true")
     replay.set_defaults(func=_replay)
+
+    _eval_parser(sub)
 
     relay = sub.add_parser("relay", help="run the relay in the foreground (wm.connect() starts it for you)")
     relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")

@@ -10,6 +10,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -131,6 +132,8 @@ class ModelIO:
         max_retries: int,
         emit: Callable[..., Event],
         ids: Iterator[int],
+        *,
+        gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -138,6 +141,8 @@ class ModelIO:
         self._max_retries = max_retries
         self._emit = emit
         self._ids = ids
+        self._gate = gate
+        """Entered around each request (an eval's cap on concurrent requests to one provider)."""
         self._client: openai.AsyncOpenAI | None = None
 
     def _client_for(self) -> openai.AsyncOpenAI:
@@ -169,7 +174,8 @@ class ModelIO:
             self._emit("model.request", messages=len(params["messages"]), tools=sorted(specs) if native else [])
             started = time.perf_counter()
             try:
-                reply = await (self._stream(params) if params.get("stream") else self._once(params))
+                async with self._gate() if self._gate is not None else nullcontext():
+                    reply = await (self._stream(params) if params.get("stream") else self._once(params))
             except openai.BadRequestError as exc:
                 message = str(exc)
                 if "stream_options" in params and _STREAM_OPTIONS.search(message):

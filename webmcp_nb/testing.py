@@ -21,11 +21,11 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Reply", "Quirks", "QUIRKS", "ScriptedServer", "say", "call", "calls", "fail", "slow"]
+__all__ = ["Reply", "Quirks", "QUIRKS", "ScriptedServer", "say", "call", "calls", "fail", "slow", "by_task"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,27 @@ def fail(status: int, message: str = "", *, retry_after_ms: int | None = 10) -> 
 def slow(reply: Reply, seconds: float) -> Reply:
     """``reply`` after ``seconds``."""
     return Reply(**{**reply.__dict__, "delay": seconds})
+
+
+def by_task(scripts: Mapping[str, Sequence[Reply]], default: Reply | None = None) -> Callable[[dict[str, Any]], Reply]:
+    """A script for many conversations at once (an eval's concurrent runs): the first key of ``scripts`` found in
+    a request's first user message picks the script, and the number of assistant messages in its history picks
+    the reply (past the end, or for no key: ``default``, which answers "Done." unless given)."""
+
+    def script(body: dict[str, Any]) -> Reply:
+        messages = body.get("messages", [])
+        first = next(
+            (m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)), ""
+        )
+        for key, replies in scripts.items():
+            if key in first:
+                step = sum(1 for m in messages if m.get("role") == "assistant")
+                if step < len(replies):
+                    return replies[step]
+                break
+        return default or say("Done.")
+
+    return script
 
 
 @dataclass(frozen=True)

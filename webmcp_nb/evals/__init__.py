@@ -1,0 +1,250 @@
+"""Evals: can models use a site's tools? A suite of tasks run across models and repeats, locally or on a Dask
+cluster, each run an independent job (a fresh browser, an agent, a recorded session), scored by
+webmcp-evals' matching rules plus checks of the page's end state.
+
+    suite = wm.evals.load("evals.json")            # webmcp-evals' files as they are, or a native YAML suite
+    report = wm.evals.run(suite, models=["deepseek:deepseek-chat", wm.evals.Model("qwen")], repeats=3)
+    report                                          # per model and task: success, pass^k, tokens, latency
+    report.compare(wm.evals.EvalReport.load(".evals/<earlier>"))
+
+Modes: ``browser`` (a live page), ``local`` (tools from a schema file, mocked outputs, no browser) and
+``smoke`` (the expected calls with sample arguments, no model). Engines: ``local`` and ``dask``.
+docs/evals.md maps webmcp-evals' format to this one and lists every difference in behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .._loop import blocking, on_loop
+from . import matcher
+from .job import DEMO_PREFIX, MODES, RunRecord, RunSpec, run_id
+from .report import Comparison, EvalReport
+from .suite import Model, Suite, SuiteError, Task, builtin, load
+
+if TYPE_CHECKING:
+    from ..browser import Browser
+    from ..session import Session
+
+__all__ = [
+    "load",
+    "builtin",
+    "arun",
+    "run",
+    "rescore",
+    "Suite",
+    "Task",
+    "Model",
+    "EvalReport",
+    "Comparison",
+    "RunRecord",
+    "SuiteError",
+    "DEMO_PREFIX",
+]
+
+Engine = Literal["local", "dask"]
+Mode = Literal["browser", "local", "smoke"]
+
+
+def _mode(suite: Suite, mode: str | None, start_url: str | None) -> str:
+    if mode is not None:
+        if mode not in MODES:
+            raise SuiteError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        return mode
+    has_url = bool(start_url or suite.start_url or all(t.start_url for t in suite.tasks))
+    return "browser" if has_url or not suite.tools else "local"
+
+
+def _models(suite: Suite, models: Sequence[str | Model] | None, mode: str) -> list[Model | None]:
+    if mode == "smoke":
+        return [None]
+    chosen = list(models) if models is not None else list(suite.models)
+    if not chosen:
+        raise SuiteError("which models? run(suite, models=['deepseek:deepseek-chat', ...]) or models: in the suite")
+    return [Model.parse(m) for m in chosen]
+
+
+def plan(
+    suite: Suite,
+    *,
+    models: Sequence[str | Model] | None = None,
+    repeats: int | None = None,
+    mode: str | None = None,
+    start_url: str | None = None,
+    native_webmcp: bool = False,
+    evidence: str = "off",
+    eval_id: str | None = None,
+) -> list[RunSpec]:
+    """The runs an eval is made of: every model, task and repeat, as job specs."""
+    chosen_mode = _mode(suite, mode, start_url)
+    eval_id = eval_id or time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+    count = repeats or (1 if chosen_mode == "smoke" else suite.repeats)
+    tasks = suite.tasks
+    if chosen_mode == "smoke" and suite.kind != "webmcp-evals":  # a native task that expects no call: nothing to do
+        tasks = tuple(t for t in tasks if matcher.count_expected(t.expected or ()))
+    specs = []
+    for model in _models(suite, models, chosen_mode):
+        for repeat in range(1, count + 1):
+            for task in tasks:
+                specs.append(
+                    RunSpec(
+                        run_id=run_id(task, model, repeat),
+                        eval_id=eval_id,
+                        task=task,
+                        model=model,
+                        repeat=repeat,
+                        mode=chosen_mode,
+                        start_url=start_url or suite.start_url,
+                        skills=suite.skills,
+                        tools=suite.tools,
+                        max_tool_calls=suite.max_tool_calls,
+                        allow_high_risk=suite.allow_high_risk,
+                        native_webmcp=native_webmcp,
+                        evidence=evidence,
+                    )
+                )
+    if chosen_mode == "smoke":  # their compiler: the whole file is checked before anything runs
+        for task in tasks:
+            matcher.smoke_steps(task.name, task.expected)
+    return specs
+
+
+@on_loop
+async def arun(
+    suite: Suite | str | os.PathLike[str],
+    *,
+    models: Sequence[str | Model] | None = None,
+    repeats: int | None = None,
+    mode: Mode | None = None,
+    engine: Engine = "local",
+    concurrency: int = 2,
+    retries: int = 1,
+    start_url: str | None = None,
+    output: str | os.PathLike[str] | None = None,
+    provider_limits: Mapping[str, int] | None = None,
+    native_webmcp: bool = False,
+    evidence: Literal["off", "non-readonly", "all"] = "off",
+    browser: Browser | None = None,
+    client: Any = None,
+    progress: bool = True,
+) -> EvalReport:
+    """Run ``suite`` (a Suite or a path) for each model, ``repeats`` times, and report.
+
+    ``mode``: ``browser``, ``local`` or ``smoke`` (default: ``browser`` when there is a start URL, else
+    ``local``). ``engine="local"`` runs ``concurrency`` browsers at once here; ``engine="dask"`` runs each run
+    as a task on ``client`` (a ``distributed.Client`` or a scheduler address), the current client, or a
+    ``LocalCluster`` of ``concurrency`` workers. Runs that end in a browser or endpoint error are tried
+    ``retries`` more times. ``provider_limits`` caps concurrent requests per provider (a preset name, or a
+    model's ``base_url``), across the whole cluster with Dask. ``browser``: run in this browser instead
+    (local engine, a fresh tab per run, one run at a time). Sessions and the report go to ``output``
+    (default ``.evals/<eval id>``). Keys come from the environment of wherever the runs run."""
+    chosen = suite if isinstance(suite, Suite) else load(suite)
+    specs = plan(
+        chosen, models=models, repeats=repeats, mode=mode, start_url=start_url, native_webmcp=native_webmcp,
+        evidence=evidence,
+    )  # fmt: skip
+    eval_id = specs[0].eval_id
+    folder = Path(output) if output is not None else Path(".evals") / eval_id
+    folder.mkdir(parents=True, exist_ok=True)
+    limits = dict(provider_limits or {})
+    started = time.perf_counter()
+    if engine == "local":
+        from .engines import run_local
+
+        records = await run_local(
+            specs, folder, concurrency=concurrency, retries=retries, limits=limits, browser=browser, progress=progress
+        )
+    elif engine == "dask":
+        if browser is not None:
+            raise SuiteError("browser= works with engine='local' only: a Dask worker launches its own browsers")
+        from .engines import run_dask
+
+        records = await asyncio.to_thread(
+            run_dask, specs, folder, client=client, concurrency=concurrency, retries=retries, limits=limits,
+            progress=progress,
+        )  # fmt: skip
+    else:
+        raise SuiteError(f"engine must be 'local' or 'dask', not {engine!r}")
+    info = {
+        "eval_id": eval_id,
+        "engine": engine,
+        "concurrency": concurrency,
+        "retries": retries,
+        "wall_ms": (time.perf_counter() - started) * 1000,
+        "suite_path": chosen.path,
+    }
+    repeats_done = max((s.repeat for s in specs), default=1)
+    report = EvalReport(
+        records, suite=chosen.name, mode=specs[0].mode if specs else "browser", repeats=repeats_done,
+        directory=folder, info=info,
+    )  # fmt: skip
+    report.save()
+    return report
+
+
+run = blocking(arun)
+
+
+def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str = "browser") -> RunRecord:
+    """Score a recorded run again, with no browser and no key: the calls and the answer come from the session,
+    what the page showed from the ``eval.json`` beside it; the task's constraints (perhaps edited since) are
+    applied again."""
+    from ..session import Session as _Session
+    from .job import RECORD_FILE, CallRow, Check, _score
+
+    recorded = session if isinstance(session, _Session) else _Session.load(Path(session))
+    header = recorded.header
+    label = f"{header.provider}:{header.model}" if header.provider else "smoke"
+    record = RunRecord("rescored", task.name, label, 1, mode, status="pass")
+    calls: dict[str, list[CallRow]] = {}
+    for event in recorded.events:
+        data = event.data
+        if event.kind == "tool.called":
+            row = CallRow(str(data.get("tool")), data.get("arguments"))
+            record.calls.append(row)
+            calls.setdefault(row.tool, []).append(row)
+        elif event.kind in ("tool.returned", "tool.failed") and calls.get(str(data.get("tool"))):
+            row = calls[str(data.get("tool"))].pop(0)
+            if event.kind == "tool.returned":
+                text = data.get("text")
+                try:
+                    value = json.loads(text) if isinstance(text, str) else text
+                except ValueError:
+                    value = text
+                from .hosts import unwrap
+
+                row.result = unwrap(value)
+            else:
+                row.result, row.error = {"error": data.get("error")}, data.get("code")
+        elif event.kind == "tool.denied":
+            record.calls.append(CallRow(str(data.get("tool")), data.get("arguments"), denied=True))
+        elif event.kind == "agent.turn.finished":
+            record.answer = data.get("answer")
+    beside = recorded.directory / RECORD_FILE
+    seen = json.loads(beside.read_text(encoding="utf-8")).get("checks", []) if beside.is_file() else []
+    for current in task.expect_state:
+        found = next((c for c in seen if _same_target(current, c["check"])), None)
+        key = next(k for k in ("url", "text", "count", "result") if k in current)
+        if found is None:
+            record.checks.append(Check(dict(current), None, False, "not observed in this run"))
+        else:
+            ok = found.get("error") is None and matcher.matches(current[key], found.get("observed"))
+            record.checks.append(Check(dict(current), found.get("observed"), ok, found.get("error")))
+    spec = RunSpec("rescored", "rescored", task, None, 1, mode)
+    record.expected_steps = matcher.count_expected(task.expected or ())
+    record.status = "pass"
+    _score(spec, record)
+    return record
+
+
+def _same_target(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("selector", "tool", "arguments") if k in a or k in b) and (
+        ("url" in a) == ("url" in b)
+    )

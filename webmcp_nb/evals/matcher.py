@@ -1,0 +1,425 @@
+"""webmcp-evals' matching rules, ported so that their suites give the same verdicts here; no I/O.
+
+``matches(expected, actual)`` is their ``matchesArgument``: an object whose keys all start with ``$`` is a
+constraint (``$pattern`` with an optional leading ``(?flags)``, ``$contains``, ``$gt``/``$gte``/``$lt``/``$lte``,
+``$type``, ``$any``; other ``$`` keys are ignored, as there); other objects match as subsets, arrays by length and
+position, everything else by JavaScript's strict equality (``1 == 1.0``, ``True != 1``).
+
+``trajectory(expected_calls, calls)`` is their ``evaluateExecutionTrajectory``: the top level is an ordered
+sequence, ``{"ordered": [...]}`` and ``{"unordered": [...]}`` groups nest, ``optional`` calls may be skipped, and
+every call left over is a failing row. A case passes when every row passes. Their quirks are kept on purpose
+(documented in docs/evals.md): a flat unordered group looks at as many following calls as it has members,
+optional ones included.
+
+``smoke_steps`` and ``concrete`` are their smoke mode's compiler: the required expected calls in authored order,
+constraints replaced by sample values.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "ConstraintError",
+    "Call",
+    "Row",
+    "matches",
+    "is_constraint",
+    "call_outcome",
+    "trajectory",
+    "passed",
+    "count_expected",
+    "flatten",
+    "concrete",
+    "smoke_steps",
+    "tool_failure",
+]
+
+
+class ConstraintError(ValueError):
+    """A constraint that cannot be evaluated (a bad regular expression, an unknown inline flag): the case is an
+    error, not a failure, as in webmcp-evals."""
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call the model made, as the matcher sees it."""
+
+    tool: str
+    arguments: Any = field(default_factory=dict)
+    result: Any = None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of a trajectory: an expected node and the call it was paired with (either may be missing)."""
+
+    expected: Mapping[str, Any] | None
+    actual: int | None
+    """The index of the call in the run's calls."""
+    outcome: str
+    """``pass`` or ``fail``."""
+
+
+# ----- arguments -----
+
+
+def is_constraint(value: Any) -> bool:
+    """An object whose keys all start with ``$`` (and that has at least one)."""
+    return isinstance(value, dict) and bool(value) and all(isinstance(k, str) and k.startswith("$") for k in value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _js_string(value: Any) -> str:
+    """``String(value)`` for the primitives a suite may hold."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _strict_equal(a: Any, b: Any) -> bool:
+    """JavaScript's ``===`` on JSON values (objects and arrays are never equal here: the caller recurses)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if _is_number(a) and _is_number(b):
+        return not (isinstance(a, float) and math.isnan(a)) and a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return a is None and b is None
+
+
+_FLAGS: dict[str, int] = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "d": 0, "g": 0, "u": 0, "v": 0}
+_INLINE = re.compile(r"^\(\?([a-zA-Z]+)\)")
+
+
+def _pattern(raw: Any) -> tuple[re.Pattern[str], bool]:
+    """A ``$pattern`` as a compiled expression and whether it is sticky (``y``: it must match at the start)."""
+    text = _js_string(raw)
+    flags, sticky = 0, False
+    found = _INLINE.match(text)
+    if found:
+        for flag in found.group(1):
+            if flag == "y":
+                sticky = True
+            elif flag in _FLAGS:
+                flags |= _FLAGS[flag]
+            else:
+                raise ConstraintError(
+                    f'unsupported inline flag "(?{flag})" in $pattern {text!r}; supported: d, g, i, m, s, u, v, y'
+                )
+        text = text[found.end() :]
+    try:
+        return re.compile(text, flags), sticky
+    except re.error as exc:
+        raise ConstraintError(f"$pattern {raw!r} is not a valid regular expression: {exc}") from None
+
+
+def _compare(op: str, actual: Any, bound: Any) -> bool:
+    if not _is_number(actual) or not _is_number(bound):
+        return False
+    checks: dict[str, Callable[[float, float], bool]] = {
+        "$gt": lambda a, b: a > b,
+        "$gte": lambda a, b: a >= b,
+        "$lt": lambda a, b: a < b,
+        "$lte": lambda a, b: a <= b,
+    }
+    return checks[op](actual, bound)
+
+
+def _type_ok(wanted: Any, actual: Any) -> bool:
+    if wanted == "array":
+        return isinstance(actual, list)
+    if wanted == "null":
+        return actual is None
+    if wanted == "object":
+        return isinstance(actual, dict)
+    typeof = {
+        bool: "boolean",
+        str: "string",
+    }.get(type(actual)) or ("number" if _is_number(actual) else "object" if actual is None else "other")
+    return bool(typeof == wanted)
+
+
+def _constraint(constraint: Mapping[str, Any], actual: Any) -> bool:
+    for key, value in constraint.items():
+        if key == "$pattern":
+            if not isinstance(actual, str):
+                return False
+            pattern, sticky = _pattern(value)
+            if not (pattern.match(actual) if sticky else pattern.search(actual)):
+                return False
+        elif key == "$contains":
+            if not isinstance(actual, str) or _js_string(value) not in actual:
+                return False
+        elif key in ("$gt", "$gte", "$lt", "$lte"):
+            if not _compare(key, actual, value):
+                return False
+        elif key == "$type" and not _type_ok(value, actual):
+            return False
+        # $any, and keys webmcp-evals does not know, always pass
+    return True
+
+
+def matches(expected: Any, actual: Any) -> bool:
+    """Whether ``actual`` satisfies ``expected`` (a value, or a constraint, with constraints nested anywhere)."""
+    if is_constraint(expected):
+        return _constraint(expected, actual)
+    if _strict_equal(expected, actual):
+        return True
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(matches(e, a) for e, a in zip(expected, actual, strict=True))
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return all(key in actual and matches(value, actual[key]) for key, value in expected.items())
+    return False
+
+
+# ----- trajectories -----
+
+
+def _unordered(node: Mapping[str, Any]) -> bool:
+    return "unordered" in node
+
+
+def _ordered(node: Mapping[str, Any]) -> bool:
+    return "ordered" in node
+
+
+def _function(node: Mapping[str, Any]) -> bool:
+    return "functionName" in node
+
+
+def call_outcome(expected: Mapping[str, Any] | None, actual: Call | None) -> bool:
+    """Whether one call satisfies one expected call: name, then ``arguments`` (unless absent or null), then
+    ``result`` (when present)."""
+    if expected is None or actual is None:
+        return expected is None and actual is None
+    if expected.get("functionName") != actual.tool:
+        return False
+    if expected.get("arguments") is not None and not matches(expected["arguments"], actual.arguments):
+        return False
+    return not ("result" in expected and not matches(expected["result"], actual.result))
+
+
+def count_expected(nodes: Sequence[Mapping[str, Any]]) -> int:
+    """How many calls the nodes require (optional calls do not count)."""
+    total = 0
+    for node in nodes:
+        if _unordered(node):
+            total += count_expected(node["unordered"])
+        elif _ordered(node):
+            total += count_expected(node["ordered"])
+        elif not node.get("optional"):
+            total += 1
+    return total
+
+
+@dataclass
+class _Match:
+    matches: bool
+    consumed: int
+    rows: list[Row]
+
+
+def _simple_unordered(nodes: Sequence[Mapping[str, Any]], calls: Sequence[Call], start: int) -> _Match:
+    """A group of plain calls in any order: a maximum bipartite matching over the next ``len(nodes)`` calls."""
+    pool = max(0, min(len(nodes), len(calls) - start))
+    edges = [[j for j in range(pool) if call_outcome(node, calls[start + j])] for node in nodes]
+    owner = [-1] * pool  # call → expected node
+
+    def augment(i: int, seen: list[bool]) -> bool:
+        for j in edges[i]:
+            if not seen[j]:
+                seen[j] = True
+                if owner[j] < 0 or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(nodes)):
+        augment(i, [False] * pool)
+    matched = {i for i in owner if i != -1}
+    required = [i for i, node in enumerate(nodes) if not node.get("optional")]
+    ok = all(i in matched for i in required) and pool == len(matched)
+    unmatched = [node for i, node in enumerate(nodes) if i not in matched and not node.get("optional")]
+    rows: list[Row] = []
+    for j in range(pool):
+        if owner[j] != -1:
+            rows.append(Row(nodes[owner[j]], start + j, "pass"))
+        else:
+            rows.append(Row(unmatched.pop(0) if unmatched else None, start + j, "fail"))
+    rows += [Row(node, None, "fail") for node in unmatched]
+    return _Match(ok, len(nodes), rows)
+
+
+def _nested_unordered(nodes: Sequence[Mapping[str, Any]], calls: Sequence[Call], start: int) -> _Match:
+    """A group with groups inside: every order of its members is tried, the one with most passing rows wins."""
+    if len(nodes) > 15:
+        raise ConstraintError(f"unordered group too large ({len(nodes)} nodes); at most 15")
+    best: list[Any] = [False, -1, 0, []]  # matches, passes, consumed, rows
+    cache: dict[tuple[int, int], _Match] = {}
+    used = [False] * len(nodes)
+
+    def node_match(i: int, at: int) -> _Match:
+        if (i, at) not in cache:
+            cache[(i, at)] = _node(nodes[i], calls, at)
+        return cache[(i, at)]
+
+    def walk(done: int, consumed: int, ok: bool, passes: int, rows: list[Row]) -> None:
+        if done == len(nodes):
+            if passes > best[1]:
+                best[:] = [ok, passes, consumed, list(rows)]
+            return
+        for i in range(len(nodes)):
+            if used[i]:
+                continue
+            used[i] = True
+            found = node_match(i, start + consumed)
+            gained = sum(1 for r in found.rows if r.outcome == "pass")
+            walk(done + 1, consumed + found.consumed, ok and found.matches, passes + gained, rows + found.rows)
+            used[i] = False
+
+    walk(0, 0, True, 0, [])
+    consumed = best[2] if best[1] >= 0 else count_expected(nodes)
+    return _Match(bool(best[0]), consumed, best[3])
+
+
+def _node(node: Mapping[str, Any], calls: Sequence[Call], start: int) -> _Match:
+    if _unordered(node):
+        members = node["unordered"]
+        nested = any(_unordered(m) or _ordered(m) for m in members)
+        return _nested_unordered(members, calls, start) if nested else _simple_unordered(members, calls, start)
+    if _ordered(node):
+        return _sequence(node["ordered"], calls, start)
+    if _function(node):
+        if start >= len(calls):
+            if node.get("optional"):
+                return _Match(True, 0, [])
+            return _Match(False, 1, [Row(node, None, "fail")])
+        ok = call_outcome(node, calls[start])
+        if node.get("optional") and not ok:  # a skipped optional call leaves this call to the next node
+            return _Match(True, 0, [])
+        return _Match(ok, 1, [Row(node, start, "pass" if ok else "fail")])
+    return _Match(False, 0, [])
+
+
+def _sequence(nodes: Sequence[Mapping[str, Any]], calls: Sequence[Call], start: int) -> _Match:
+    at, ok, rows = start, True, []
+    for node in nodes:
+        found = _node(node, calls, at)
+        ok = ok and found.matches
+        at += found.consumed
+        rows += found.rows
+    return _Match(ok, at - start, rows)
+
+
+def trajectory(expected: Sequence[Mapping[str, Any]] | None, calls: Sequence[Call]) -> list[Row]:
+    """The expected calls paired with the calls made, row by row; calls left over fail."""
+    if not expected:
+        if not calls:
+            return [Row(None, None, "pass")] if expected is None else []
+        return [Row(None, i, "fail") for i in range(len(calls))]
+    found = _sequence(expected, calls, 0)
+    return found.rows + [Row(None, i, "fail") for i in range(found.consumed, len(calls))]
+
+
+def passed(rows: Sequence[Row]) -> bool:
+    """A case passes when every row of its trajectory does."""
+    return all(row.outcome == "pass" for row in rows)
+
+
+def flatten(nodes: Sequence[Mapping[str, Any]] | None) -> list[Mapping[str, Any]]:
+    """The expected calls in authored order, groups opened (what local mode's mock outputs are looked up in)."""
+    out: list[Mapping[str, Any]] = []
+    for node in nodes or ():
+        if _unordered(node):
+            out += flatten(node["unordered"])
+        elif _ordered(node):
+            out += flatten(node["ordered"])
+        elif _function(node):
+            out.append(node)
+    return out
+
+
+# ----- smoke mode -----
+
+
+def _tomorrow() -> str:
+    return (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)).date().isoformat()
+
+
+def concrete(key: str, value: Any) -> Any:
+    """A sample value that satisfies a constraint as webmcp-evals' smoke mode makes one (``$eq`` included,
+    which only their smoke mode knows)."""
+    if not isinstance(value, dict | list):
+        return value
+    if isinstance(value, list):
+        return [concrete(key, item) for item in value]
+    for op in ("$eq", "$contains", "$gt", "$gte", "$lt", "$lte"):
+        if op in value:
+            return concrete(key, value[op])
+    if isinstance(value.get("$pattern"), str):
+        text = re.sub(r"[\^$]", "", value["$pattern"])
+        text = text.replace(".*", " ").replace(r"\d+", "123")
+        text = re.sub(r"\[\^?.*?\]", "a", text)
+        return text.strip() or "sample"
+    if isinstance(value.get("$type"), str):
+        kind = value["$type"]
+        if kind == "string":
+            return _tomorrow() if "date" in key.lower() else "sample"
+        samples: dict[str, Any] = {"number": 1, "boolean": True, "array": [], "object": {}}
+        if kind in samples:
+            return samples[kind]
+    if "$any" in value:
+        return "sample"
+    return {k: concrete(k, v) for k, v in value.items() if not k.startswith("$")}
+
+
+def smoke_steps(name: str, nodes: Sequence[Mapping[str, Any]] | None) -> list[tuple[str, dict[str, Any]]]:
+    """The required calls of a case in authored order with concrete arguments. Raises ``ValueError`` as their
+    compiler does: a required call without an arguments object, or a case with no required call."""
+    steps: list[tuple[str, dict[str, Any]]] = []
+    for node in flatten(nodes):
+        if node.get("optional"):
+            continue
+        arguments = node.get("arguments")
+        if not isinstance(arguments, dict):
+            raise ValueError(
+                f'smoke test "{name}" step {len(steps) + 1} ({node.get("functionName")}) requires an arguments '
+                "object with concrete values"
+            )
+        steps.append((str(node["functionName"]), {k: concrete(k, v) for k, v in arguments.items()}))
+    if not steps:
+        raise ValueError(f'smoke test "{name}" must contain at least one required tool call')
+    return steps
+
+
+def tool_failure(result: Any) -> str | None:
+    """What webmcp-evals' smoke mode takes for a tool reporting failure in its result, or ``None``: a text
+    starting with ``error``, or an object with ``success: false``, ``isError: true`` or an ``error`` string."""
+    if isinstance(result, str):
+        if re.match(r"error[:\s]", result.strip(), re.I):
+            return f"tool reported failure: {result.strip()}"
+        try:
+            result = json.loads(result)
+        except ValueError:
+            return None
+    if not isinstance(result, dict):
+        return None
+    if result.get("success") is False or result.get("isError") is True or isinstance(result.get("error"), str):
+        detail = result.get("error")
+        detail = result.get("message") if detail is None else detail
+        return f"tool reported failure: {detail if isinstance(detail, str) and detail.strip() else result}"
+    return None
