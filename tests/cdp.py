@@ -1,16 +1,43 @@
-"""Test helpers that speak the DevTools protocol to a browser launched with ``--remote-debugging-port=0``:
-to do to the browser what Chrome itself does (stop the extension's service worker)."""
+"""Test helpers that speak the DevTools protocol to a browser launched with ``--remote-debugging-port=0``: to do to
+the browser what Chrome itself does (stop the extension's service worker), or to see it as Playwright does."""
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
+from eventually import eventually
 from websockets.sync.client import connect
 
 import webmcp_nb as wm
 
 
+def devtools(profile_dir: Path) -> tuple[str, str]:
+    """The browser's DevTools port and path, once Chromium has written them (``DevToolsActivePort``)."""
+    active = Path(profile_dir) / "DevToolsActivePort"
+    eventually(lambda: active.exists() and len(active.read_text().split()) == 2, 10, "DevToolsActivePort")
+    port, path = active.read_text().split()
+    return port, path
+
+
+@contextmanager
+def playwright_context(profile_dir: Path) -> Iterator[Any]:
+    """The running Chromium as Playwright sees it, over CDP: its browser context (pages, ``new_page()``)."""
+    from playwright.sync_api import sync_playwright
+
+    port, _ = devtools(profile_dir)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+        try:
+            yield browser.contexts[0]
+        finally:
+            browser.close()
+
+
 def cdp(browser: wm.Browser, method: str, params: dict | None = None) -> dict:
     """One command on the browser target; returns its result."""
-    port, path = (browser.process.profile_dir / "DevToolsActivePort").read_text().split()
+    port, path = devtools(browser.process.profile_dir)
     with connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
         ws.send(json.dumps({"id": 1, "method": method, "params": params or {}}))
         while True:

@@ -17,16 +17,10 @@ from eventually import eventually
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess
 from webmcp_nb.connect import start_daemon
+from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.home import read_secret
 
-SEARCH = {
-    "origin": "LON",
-    "destination": "NYC",
-    "tripType": "one-way",
-    "outboundDate": "2027-01-15",
-    "inboundDate": "2027-01-22",
-    "passengers": 1,
-}
+SEARCH = {**DEMO_SEARCH, "tripType": "one-way", "passengers": 1}
 
 
 @pytest.mark.browser

@@ -19,16 +19,10 @@ from eventually import eventually
 from mcp import Client
 from mcp_peers import Changes, node_tool, server_env, webmcp_nb_mcp
 
+from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.mcp.server import FIXED_TOOLS, PAGE_NAME_LIMIT
 
-SEARCH = {
-    "origin": "LON",
-    "destination": "NYC",
-    "tripType": "round-trip",
-    "outboundDate": "2027-01-15",
-    "inboundDate": "2027-01-22",
-    "passengers": 2,
-}
+SEARCH = DEMO_SEARCH
 FIXED = {tool.name for tool in FIXED_TOOLS}
 SAFE = re.compile(rf"^[A-Za-z0-9_-]{{1,{PAGE_NAME_LIMIT}}}$")
 

@@ -21,23 +21,18 @@ from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from cdp import playwright_context
 from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.chromium import ChromiumProcess, extension_path
 from webmcp_nb.connect import start_daemon
+from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.home import read_secret
 from webmcp_nb.protocol import EXTENSION_ID
 from webmcp_nb.skills import Skill
 
-SEARCH = {
-    "origin": "LON",
-    "destination": "NYC",
-    "tripType": "one-way",
-    "outboundDate": "2027-01-15",
-    "inboundDate": "2027-01-22",
-    "passengers": 1,
-}
+SEARCH = {**DEMO_SEARCH, "tripType": "one-way", "passengers": 1}
 NOBODY = 65534
 SQUATTER = Path(__file__).parent / "squatter.py"
 
@@ -96,23 +91,13 @@ def account(tmp_path: Path, monkeypatch) -> Iterator[Home]:
             os.kill(pid, signal.SIGTERM)
 
 
-def _cdp_page(chromium: ChromiumProcess, playwright, url: str):
-    active = chromium.profile_dir / "DevToolsActivePort"
-    eventually(lambda: active.exists() and active.read_text().strip(), 10, "DevToolsActivePort")
-    port = active.read_text().split()[0]
-    cdp = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
-    page = cdp.contexts[0].new_page()
-    page.goto(url)
-    return cdp, page
-
-
 # ----- as a user sets it up -----
 
 
 @pytest.mark.browser
 @pytest.mark.timeout(240)
 def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     account.pair()  # `webmcp-nb pair`: the host manifest in Chromium's folder, the launcher in the home
     chromium = account.chromium("about:blank", args=["--remote-debugging-port=0"])
@@ -123,8 +108,9 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
         assert account.pairings() == 1  # the native host gave the extension its secret, once
         assert not (extension_path() / "config.json").exists()  # nothing was copied by hand or by us
 
-        with sync_playwright() as p:  # the options page says so, and can forget the pairing and pair again
-            cdp, page = _cdp_page(chromium, p, f"chrome-extension://{EXTENSION_ID}/options.html")
+        with playwright_context(chromium.profile_dir) as seen:  # the options page says so; it can forget and pair
+            page = seen.new_page()
+            page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
             state = page.locator("#connection-state")
             expect(state).to_have_attribute("data-status", "connected", timeout=15_000)
             expect(state).to_contain_text(f"ws://127.0.0.1:{account.port}")
@@ -134,7 +120,6 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
             eventually(lambda: not browser.connected, 15, "the forgotten browser to disconnect")
             page.click("#pair-now")
             expect(state).to_have_attribute("data-status", "connected", timeout=15_000)
-            cdp.close()
         eventually(lambda: browser.connected, 20, "the browser to reconnect after pairing again")
         assert account.pairings() == 2
 
@@ -359,8 +344,6 @@ def test_connect_says_why_no_browser_came(account: Home, polyfill_browser):
 @pytest.mark.browser
 @pytest.mark.timeout(120)
 def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
-    from playwright.sync_api import sync_playwright
-
     skill = Skill.load(Path(__file__).resolve().parents[1] / "skills" / "shop")
     with pytest.warns(wm.UserScriptsWarning):
         browser = wm.launch(user_scripts=False, args=["--remote-debugging-port=0"])
@@ -370,14 +353,14 @@ def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
             tab.inject(skill)
         assert "shop" not in browser.skills  # a failed inject leaves nothing installed
 
-        with sync_playwright() as p:  # what the user does: the toggle on the extension's details page
-            cdp, page = _cdp_page(browser.process, p, f"chrome://extensions/?id={EXTENSION_ID}")
+        with playwright_context(browser.process.profile_dir) as seen:  # what the user does: the extension's toggle
+            page = seen.new_page()
+            page.goto(f"chrome://extensions/?id={EXTENSION_ID}")
             page.evaluate(
                 """(id) => new Promise((resolve) => chrome.developerPrivate.updateExtensionConfiguration(
                      {extensionId: id, userScriptsAccess: true}, resolve))""",
                 EXTENSION_ID,
             )
-            cdp.close()
         result = tab.inject(skill)  # the same browser, the same worker: no restart
         assert result.ok and "readCart" in tab.tools
         eventually(lambda: browser.info.user_scripts, 10, "the browser to report user scripts on")

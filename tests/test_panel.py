@@ -61,10 +61,10 @@ def test_each_log_line_says_what_happened_and_who_did_it(polyfill_browser, serve
         shown = eventually(lambda: "\n".join(lines(panel)) if "+listFlights" in "\n".join(lines(panel)) else "")
         assert f"opened {server.url('flights/')} (1 tool)" in shown  # the URL
         assert "+listFlights +setFilters +resetFilters (4 tools)" in shown  # the names added
-        # the browser is shared with other tests: their calls may be in its log too
-        called = next(line for line in lines(panel) if "tool.called" in line and "searchFlights(" in line)
+        # the browser is shared with other tests: their calls may be in its log too; this test's are the newest
+        called = [line for line in lines(panel) if "tool.called" in line and "searchFlights(" in line][-1]
         assert "searchFlights(origin=&quot;LON&quot;, destination=&quot;NYC&quot;" in called and "notebook" in called
-        returned = next(line for line in lines(panel) if "tool.returned" in line and "searchFlights →" in line)
+        returned = [line for line in lines(panel) if "tool.returned" in line and "searchFlights →" in line][-1]
         assert "searchFlights → {&quot;message&quot;: &quot;Found" in returned and " ms · notebook" in returned
 
         panel.operations.show.value = "page"  # the filter

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cdp import playwright_context
 from eventually import eventually
 
 import webmcp_nb as wm
@@ -75,23 +75,11 @@ class Chromium:
 
 @pytest.fixture
 def chromium() -> Iterator[Chromium]:
-    browser = wm.launch(args=["--remote-debugging-port=0"])
-    playwright = cdp = None
-    try:
-        active = Path(browser.process.profile_dir) / "DevToolsActivePort"
-        deadline = time.monotonic() + 10
-        while not (active.exists() and active.read_text().strip()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        port = active.read_text().splitlines()[0]
-        playwright = sync_api.sync_playwright().start()
-        cdp = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
-        yield Chromium(browser, cdp.contexts[0])
-    finally:
-        if cdp is not None:
-            cdp.close()
-        if playwright is not None:
-            playwright.stop()
-        browser.close()
+    with (
+        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        playwright_context(browser.process.profile_dir) as seen,
+    ):
+        yield Chromium(browser, seen)
 
 
 def tool_messages(request: dict[str, Any]) -> list[str]:

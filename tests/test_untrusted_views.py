@@ -24,6 +24,7 @@ from typing import Any
 
 import ipywidgets as W
 import pytest
+from cdp import playwright_context
 from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
@@ -137,21 +138,12 @@ def violations(seen: dict[str, Any], what: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def lab(server: Any) -> Iterator[Lab]:
-    browser = wm.launch(args=["--remote-debugging-port=0"])
-    playwright = cdp = None
-    try:
-        active = Path(browser.process.profile_dir) / "DevToolsActivePort"
-        eventually(lambda: active.exists() and active.read_text().strip(), 10)
-        playwright = sync_api.sync_playwright().start()
-        cdp = playwright.chromium.connect_over_cdp(f"http://127.0.0.1:{active.read_text().splitlines()[0]}")
+    with (
+        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        playwright_context(browser.process.profile_dir) as seen,
+    ):
         tab = browser.open(server.url("t/untrusted.html"))
-        yield Lab(browser, cdp.contexts[0], tab, tab.call("payloads").value)
-    finally:
-        if cdp is not None:
-            cdp.close()
-        if playwright is not None:
-            playwright.stop()
-        browser.close()
+        yield Lab(browser, seen, tab, tab.call("payloads").value)
 
 
 @pytest.fixture(scope="module")

@@ -32,6 +32,8 @@ DAEMON_IDLE_EXIT = 600.0
 """Seconds a daemon stays up with no client connected."""
 DAEMON_START_TIMEOUT = 20.0
 """Seconds a freshly started daemon has to answer (it imports the library first)."""
+EXIT_GRACE = 2.0
+"""Seconds to go on trying after a daemon we started exited: another process's daemon may have won the port."""
 RESTART_INTERVAL = 10.0
 """At most one daemon restart per this many seconds when the relay disappears under a connected client."""
 
@@ -127,38 +129,37 @@ class _Waiting:
 
 async def _open(connection: Connection, port: int, start_relay: bool, waiting: _Waiting) -> None:
     """Open the connection, starting the daemon when nothing listens; fails within seconds otherwise."""
-    try:
-        await connection.open()
-        return
-    except PortInUseError:
-        raise
-    except NotConnectedError:
-        if not start_relay:
-            raise NotConnectedError(
-                f"no relay is running on 127.0.0.1:{port}; connect(start_relay=True) starts one, "
-                "or run `webmcp-nb relay`"
-            ) from None
-    waiting.say(f"starting the relay on port {port}")
-    daemon = start_daemon(port)
-    deadline = time.monotonic() + DAEMON_START_TIMEOUT
+    daemon: subprocess.Popen[bytes] | None = None
+    deadline = 0.0
+    exited: float | None = None  # when the daemon we started was seen to have exited
     while True:
-        await asyncio.sleep(0.1)
         try:
             await connection.open()
             return
         except PortInUseError:
             raise
         except NotConnectedError:
-            if daemon.poll() is not None and connection.last_error is not None:
-                raise NotConnectedError(
-                    f"the relay daemon exited ({daemon.returncode}) without serving port {port}; "
-                    f"see {home() / 'relay.log'}, or run `webmcp-nb doctor`"
-                ) from None
-            if time.monotonic() > deadline:
+            if daemon is None:
+                if not start_relay:
+                    raise NotConnectedError(
+                        f"no relay is running on 127.0.0.1:{port}; connect(start_relay=True) starts one, "
+                        "or run `webmcp-nb relay`"
+                    ) from None
+                waiting.say(f"starting the relay on port {port}")
+                daemon, deadline = start_daemon(port), time.monotonic() + DAEMON_START_TIMEOUT
+            elif daemon.poll() is not None:  # it may have lost the port to another process's daemon: try a while
+                exited = exited or time.monotonic()
+                if time.monotonic() > exited + EXIT_GRACE:
+                    raise NotConnectedError(
+                        f"the relay daemon exited ({daemon.returncode}) without serving port {port}; "
+                        f"see {home() / 'relay.log'}, or run `webmcp-nb doctor`"
+                    ) from None
+            elif time.monotonic() > deadline:
                 raise NotConnectedError(
                     f"started a relay on port {port} but it did not answer within {DAEMON_START_TIMEOUT:g} s; "
                     f"see {home() / 'relay.log'}"
                 ) from None
+        await asyncio.sleep(0.1)
 
 
 async def _wait_for_browser(browser: Browser, connection: Connection, timeout: float, waiting: _Waiting) -> None:

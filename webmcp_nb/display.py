@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible"]
+__all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible", "json_or_text"]
 
 BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """Characters that reorder the text around them (U+202E shows ``exe.txt`` for ``txt.exe``)."""
@@ -25,6 +25,16 @@ def visible(text: Any) -> str:
 def escape(text: Any) -> str:
     """Page text for HTML (element content or a quoted attribute): data, never markup, never reordered."""
     return html.escape(visible(text))
+
+
+def json_or_text(text: Any) -> Any:
+    """The value a JSON text holds, or the text itself when it is not JSON (a tool's result, as recorded)."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def clip(text: str, limit: int) -> str:

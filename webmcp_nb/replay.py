@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ._loop import blocking, on_loop
-from .display import clip, table
+from .display import clip, json_or_text, table
 from .errors import WebMCPError
 from .session import Session
 
@@ -68,15 +68,6 @@ class ReplayReport:
         return {"text/plain": str(self), "text/html": html}
 
 
-def _parse(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def _strip(value: Any, ignore: tuple[str, ...], path: str = "") -> Any:
     if isinstance(value, dict):
         return {
@@ -125,7 +116,7 @@ def recorded_steps(session: Session, *, mcp: bool = True) -> list[tuple[str, Any
         elif event.kind in ("tool.returned", "tool.failed") and open_calls.get(key):
             arguments = open_calls[key].pop(0)
             if event.kind == "tool.returned":
-                steps.append((key[1], arguments, _parse(event.data.get("text")), None))
+                steps.append((key[1], arguments, json_or_text(event.data.get("text")), None))
             else:
                 steps.append((key[1], arguments, None, event.data.get("code")))
     return steps
@@ -243,7 +234,9 @@ async def areplay_agent(
 
     def listen(event: Any) -> None:
         if event.kind == "tool.returned" and event.tab_id == tab.id:
-            checker.check(event.data["tool"], arguments.pop(0) if arguments else None, _parse(event.data["text"]), None)
+            checker.check(
+                event.data["tool"], arguments.pop(0) if arguments else None, json_or_text(event.data["text"]), None
+            )
         elif event.kind == "tool.failed" and event.tab_id == tab.id:
             checker.check(event.data["tool"], arguments.pop(0) if arguments else None, None, event.data.get("code"))
         elif event.kind == "tool.called" and event.tab_id == tab.id:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .describe import PROBLEMS, actor, call_text, describe, preview
-from .display import clip, escape
+from .display import clip, escape, json_or_text
 from .events import Event
 from .session import EVIDENCE_FILE, NO_FOLLOW
 
@@ -350,15 +350,6 @@ def _folded(label: str, value: Any) -> str:
     return f"<details><summary>{escape(label)}</summary>{_pre(value)}</details>"
 
 
-def _parsed(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def _screenshot(session: Session, name: Any) -> bytes | None:
     """The PNG the session wrote as ``name``, or ``None`` without reading anything that is not one: another
     name (a path, ``..``), a link, a device or pipe, a file too large or without the PNG signature."""
@@ -546,7 +537,7 @@ class _Page:
             )
             parts.append(f"<div class='wm-t'>The user was asked first: {escape(verdict)}</div>")
         if outcome is not None and outcome.kind == "tool.returned":
-            value = _parsed(outcome.data.get("text", ""))
+            value = json_or_text(outcome.data.get("text", ""))
             parts.append(f"<div class='wm-preview'>→ {escape(preview(value, 240))}</div>")
         elif outcome is not None and outcome.kind in ("tool.failed", "tool.refused"):
             code = outcome.data.get("code", "")
@@ -560,7 +551,7 @@ class _Page:
         if outcome is not None and outcome.kind == "tool.returned":
             text = str(outcome.data.get("text", ""))
             truncated = f", recorded cut from {outcome.data['truncated']:,}" if outcome.data.get("truncated") else ""
-            parts.append(_folded(f"result ({len(text):,} characters{truncated})", _parsed(text)))
+            parts.append(_folded(f"result ({len(text):,} characters{truncated})", json_or_text(text)))
         if step.evidence:
             parts.append(self.shots(step.evidence))
         for found in step.diverged:
