@@ -96,3 +96,13 @@ def test_a_finished_callers_loop_is_not_kept_alive(polyfill_browser, server):
     asyncio.run(cell())
     gc.collect()
     assert loops[0]() is None  # the hand-off back to it holds it weakly
+
+
+def test_every_public_name_is_importable_and_listed_once():
+    from webmcp_nb import _MODULE_OF
+
+    subpackages = {"mcp", "evals"}
+    assert set(wm.__all__) == set(_MODULE_OF) | {"__version__", "panel"} | subpackages
+    assert len(wm.__all__) == len(set(wm.__all__))
+    for name in wm.__all__:
+        assert getattr(wm, name) is not None, name
