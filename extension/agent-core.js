@@ -192,11 +192,12 @@ export function normalizeSchema(schema) {
   return { schema: resolved, wrapped: false };
 }
 
-// The tool's description, ending with its risk (and a mark when its results are untrusted), cut for providers.
+// The tool's description, ending with its risk (and a mark when its results are untrusted), cut for providers:
+// the page's text is cut, never the notes (a long description must not hide its risk).
 export function descriptionForModel(description, title, name, risk, untrusted) {
   const notes = [RISK.notes[risk], ...(untrusted ? [RISK.untrusted_note] : [])];
-  const text = `${String(description || title || name).trim()} (${notes.join(', ')})`;
-  return codePoints(text, LIMITS.max_description_chars).head;
+  const note = ` (${notes.join(', ')})`;
+  return codePoints(String(description || title || name).trim(), LIMITS.max_description_chars - note.length).head + note;
 }
 
 export const isUntrusted = (tool) => tool?.annotations?.untrustedContentHint === true;

@@ -89,7 +89,13 @@ export const CONFIRM = freeze({
   "aliases": {
     "non-readonly": "medium"
   },
-  "default": "medium"
+  "default": "medium",
+  "labels": {
+    "high": "high-risk tools",
+    "medium": "medium- and high-risk tools",
+    "always": "every tool",
+    "never": "none (high risk still asks)"
+  }
 });
 export const PROVIDERS = freeze({
   "deepseek": {

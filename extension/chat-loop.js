@@ -101,9 +101,12 @@ export class ChatLoop {
   // One user turn. Resolves to {answer, stopped, error, usage}; never rejects.
   async send(task, tabId) {
     if (this.busy) return { answer: null, stopped: null, error: 'A turn is already running.', usage: null };
+    this.busy = true; // before any await: a second send meanwhile is refused
     const settings = await readSettings();
-    if (settings.problem) return { answer: null, stopped: null, error: settings.problem, usage: null };
-    this.busy = true;
+    if (settings.problem) {
+      this.busy = false;
+      return { answer: null, stopped: null, error: settings.problem, usage: null };
+    }
     const controller = new AbortController();
     this.abort = controller;
     const timer = setTimeout(() => controller.abort(new DOMException('turn_timeout', 'TimeoutError')), TURN_TIMEOUT_MS);

@@ -109,9 +109,16 @@ async function readReply(response, onDelta) {
 }
 
 // One chat's link to its endpoint. What the endpoint refuses with a 400, it stops sending (as model_io.py):
-// the request for usage in streamed replies, tool_choice, streaming itself (one JSON body from then on).
+// the request for usage in streamed replies, tool_choice, streaming itself (one JSON body from then on). What
+// it learns holds for that endpoint only: the options page may point the chat at another one.
 export class ModelIO {
   constructor() {
+    this.endpoint(null);
+  }
+
+  endpoint(baseUrl) {
+    if (baseUrl === this.baseUrl) return;
+    this.baseUrl = baseUrl;
     this.stream = true;
     this.streamUsage = true;
     this.toolChoice = true;
@@ -131,6 +138,7 @@ export class ModelIO {
   async complete(settings, messages, functions, signal, { onStart, onDelta }) {
     const headers = { 'Content-Type': 'application/json', Accept: 'text/event-stream, application/json' };
     if (settings.apiKey) headers.Authorization = `Bearer ${settings.apiKey}`;
+    this.endpoint(settings.baseUrl);
     const url = `${settings.baseUrl}/chat/completions`;
     for (let attempt = 0; ; attempt++) {
       const body = { model: settings.model, messages };
@@ -171,7 +179,7 @@ export class ModelIO {
         attempt -= 1;
         continue;
       }
-      if (this.stream && response.status === 400 && /stream/i.test(message)) {
+      if (this.stream && response.status === 400 && /\bstream(ing)?\b/i.test(message)) {
         this.stream = false; // an endpoint that cannot stream: one JSON body from now on
         attempt -= 1;
         continue;

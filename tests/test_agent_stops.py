@@ -183,6 +183,35 @@ def test_stopping_a_turn_waiting_for_a_confirmation(page):
     assert tab.call("readNote").value == {"note": ""}
 
 
+def test_one_turn_at_a_time_and_a_stale_handle_stops_nothing(page):
+    tab = page("t/risk.html")
+    script = [call("sendPayment", amount=5), say("Not paid."), call("sendPayment", amount=6), say("Paid 6.")]
+    with ScriptedServer(script) as model:
+        agent = agent_for(tab, model)
+        panel = wm.panel(tab, agent=agent)
+        try:
+            run = agent.start("Pay 5.")
+            eventually(lambda: run.pending)
+            with pytest.raises(wm.AgentBusyError, match="running a turn"):
+                agent.start("No, wait.")  # its message would land between the call and its result
+            with pytest.raises(wm.AgentBusyError):
+                agent.run("No, wait.")
+            panel.chat.input.value = "No, wait."
+            assert panel.chat.send() is None  # the panel's chat says so, and keeps what was typed
+            assert "AgentBusyError" in panel.chat.transcript.value and panel.chat.input.value == "No, wait."
+            run.deny()
+            assert run.result(timeout=10).answer == "Not paid."
+            second = agent.start("Pay 6.")
+            eventually(lambda: second.pending)
+            run.cancel()  # the first turn's handle: its turn is over, the second goes on
+            second.approve()
+            assert second.result(timeout=10).answer == "Paid 6." and model.refusals == []
+        finally:
+            panel.close()
+    users = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+    assert users[0].endswith("\n\nPay 5.") and users[1:] == ["Pay 6."]  # no "No, wait." in the conversation
+
+
 def test_the_strict_server_refuses_an_unanswered_tool_call():
     client = openai.OpenAI(api_key="k", max_retries=0)
     call_message = {

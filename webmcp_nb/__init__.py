@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .demo_server import DemoServer, serve_demo
     from .doctor import Diagnosis, adoctor, doctor
     from .errors import (
+        AgentBusyError,
         BrowserCrashedError,
         BrowserNotFoundError,
         ConfigurationError,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         PortInUseError,
         ResultTooLargeError,
         SkillHealthError,
+        TabInUseError,
         TabNotFoundError,
         ToolError,
         ToolNotFoundError,
@@ -57,6 +59,7 @@ _WHERE = {
     "demo_server": ("DemoServer", "serve_demo"),
     "doctor": ("Diagnosis", "adoctor", "doctor"),
     "errors": (
+        "AgentBusyError",
         "BrowserCrashedError",
         "BrowserNotFoundError",
         "ConfigurationError",
@@ -69,6 +72,7 @@ _WHERE = {
         "PortInUseError",
         "ResultTooLargeError",
         "SkillHealthError",
+        "TabInUseError",
         "TabNotFoundError",
         "ToolError",
         "ToolNotFoundError",
@@ -111,6 +115,7 @@ __all__ = [
     "Diagnosis",
     "adoctor",
     "doctor",
+    "AgentBusyError",
     "BrowserCrashedError",
     "BrowserNotFoundError",
     "ConfigurationError",
@@ -123,6 +128,7 @@ __all__ = [
     "PortInUseError",
     "ResultTooLargeError",
     "SkillHealthError",
+    "TabInUseError",
     "TabNotFoundError",
     "ToolError",
     "ToolNotFoundError",

@@ -37,7 +37,7 @@ from .agent_rules import (
     stop_note,
 )
 from .display import clip, escape, pre_json, table
-from .errors import ConfigurationError, ConfirmationRequiredError, WebMCPError
+from .errors import AgentBusyError, ConfigurationError, ConfirmationRequiredError, WebMCPError
 from .events import Event, EventStream, acting_as
 from .model_io import ModelIO, Usage, parse_arguments
 from .model_tools import ToolSpec, tool_specs
@@ -58,8 +58,6 @@ __all__ = [
     "ConfirmationRequest",
     "Usage",
     "DEFAULT_SYSTEM_PROMPT",
-    "result_text",
-    "page_context",
 ]
 
 ConfirmPolicy = Literal["high", "medium", "always", "never", "non-readonly"]
@@ -81,7 +79,7 @@ class Step:
     risk: str | None = None
     """The tool's risk (``None`` when the model named a tool that does not exist)."""
     text: str | None = field(default=None, repr=False)
-    """The page's result text, as the model got it."""
+    """The page's result text, whole (the model got it cut to ``max_result_chars`` and framed as data)."""
 
 
 @dataclass
@@ -91,7 +89,8 @@ class AgentResult:
     answer: str | None
     steps: list[Step]
     stopped: str | None
-    """``None`` when the model answered; ``max_tool_calls``, ``turn_timeout`` or ``cancelled``."""
+    """``None`` when nothing stopped the turn; ``max_tool_calls`` (the model then answered without tools),
+    ``turn_timeout`` or ``cancelled``."""
     events: list[Event]
     """This turn's events (on this tab), in order."""
     session: Session | None = None
@@ -240,8 +239,8 @@ class Agent:
         self.mcp_servers = list(mcp_servers)
         """MCP servers (``wm.mcp.connect``) whose tools the agent has beside the page's, as ``<server>_<tool>``."""
         chosen = resolve_provider(provider, base_url, prompt_mode=prompt_mode)
-        self.model = model or chosen.default_model
-        if not self.model:
+        model = model or chosen.default_model
+        if not model:
             raise ConfigurationError(f"provider {chosen.name!r} has no default model: pass model=...")
         self._api_key = chosen.api_key(api_key)
         self.confirm = policy
@@ -265,12 +264,16 @@ class Agent:
         self._record = session is not False
         self._evidence = evidence
         self._pending: dict[str, ConfirmationRequest] = {}
-        self._io = ModelIO(
-            chosen, self.model, self._api_key, max_retries, self._emit, itertools.count(1), gate=request_gate
-        )
+        self._io = ModelIO(chosen, model, self._api_key, max_retries, self._emit, itertools.count(1), gate=request_gate)
+        self._current: asyncio.Future[AgentResult] | None = None
         self._body: asyncio.Future[None] | None = None
         self._stopping = False
         tab.browser._add_agent(self)
+
+    @property
+    def model(self) -> str:
+        """The model's name, as requests send it."""
+        return self._io.model
 
     @property
     def provider(self) -> Provider:
@@ -286,19 +289,32 @@ class Agent:
         """Run one turn and wait for it. A confirmation that nobody can answer (no ``on_confirm``) fails at
         once with ``ConfirmationRequiredError`` rather than blocking the kernel. ``task=None`` continues the
         conversation as it stands (one that ends with tool results the model has not read yet)."""
-        return _loop.run(self._turn(task, can_wait=self.on_confirm is not None))
+        return _loop.run(self._run(task, can_wait=self.on_confirm is not None))
 
     @_loop.on_loop
     async def arun(self, task: str | None) -> AgentResult:
         """Run one turn; confirmations wait for ``on_confirm``, ``agent.answer`` or the panel."""
-        return await self._turn(task, can_wait=True)
+        return await self._run(task, can_wait=True)
 
     def start(self, task: str | None) -> AgentRun:
         """Start a turn in the background and return its handle at once."""
         return AgentRun(self, _loop.run(self._start(task)))
 
     async def _start(self, task: str | None) -> asyncio.Future[AgentResult]:
-        return asyncio.ensure_future(self._turn(task, can_wait=True))
+        return self._begin(task, can_wait=True)
+
+    async def _run(self, task: str | None, *, can_wait: bool) -> AgentResult:
+        return await self._begin(task, can_wait=can_wait)
+
+    def _begin(self, task: str | None, *, can_wait: bool) -> asyncio.Future[AgentResult]:
+        """On the loop: the turn as a task, refused while another runs (``AgentBusyError``)."""
+        if self._current is not None and not self._current.done():
+            raise AgentBusyError(
+                "This agent is running a turn: wait for it (run.result()), answer its confirmation or cancel it "
+                "(run.cancel()) first"
+            )
+        self._current = asyncio.ensure_future(self._turn(task, can_wait=can_wait))
+        return self._current
 
     def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
         """Answer a waiting confirmation (the oldest when ``request_id`` is None). The first answer wins;
@@ -311,7 +327,9 @@ class Agent:
         return True
 
     def _stop(self, turn: asyncio.Future[AgentResult]) -> None:
-        """On the loop: stop the running turn's work, so the turn ends as ``cancelled``."""
+        """On the loop: stop ``turn``'s work, so it ends as ``cancelled`` (a turn that has ended: nothing)."""
+        if turn is not self._current or turn.done():
+            return
         if self._body is not None and not self._body.done():
             self._stopping = True
             self._body.cancel()

@@ -151,9 +151,16 @@ CONFIRM: dict[str, Any] = {
     },
     "aliases": {"non-readonly": "medium"},
     "default": "medium",
+    "labels": {
+        "high": "high-risk tools",
+        "medium": "medium- and high-risk tools",
+        "always": "every tool",
+        "never": "none (high risk still asks)",
+    },
 }
 """Which risks a policy asks the user about. High risk asks under every policy unless the caller allows it
-explicitly (``allow_high_risk=True``). ``non-readonly`` is the old name of ``medium``."""
+explicitly (``allow_high_risk=True``). ``non-readonly`` is the old name of ``medium``. ``labels``: what both
+chats' "ask before" pickers say of each policy."""
 
 
 def _preset(

@@ -229,6 +229,13 @@ class ConfigurationError(WebMCPError, ValueError):
     code = ErrorCode.BAD_REQUEST
 
 
+class AgentBusyError(WebMCPError, RuntimeError):
+    """The agent is running a turn. One agent runs one turn at a time: a second would add its message
+    between the first turn's tool calls and their results. Raised in Python; no protocol code of its own."""
+
+    code = ErrorCode.BAD_REQUEST
+
+
 class InternalError(WebMCPError):
     code = ErrorCode.INTERNAL
 

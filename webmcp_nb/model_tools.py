@@ -103,10 +103,10 @@ def _lookup(root: dict[str, Any], ref: str) -> Any:
 
 def description_for_model(description: str | None, title: str | None, name: str, risk: str, untrusted: bool) -> str:
     """The tool's description, ending with its risk (and a mark when its results are untrusted), cut for
-    providers' limits."""
+    providers' limits: the page's text is cut, never the notes (a long description must not hide its risk)."""
     notes = [RISK["notes"][risk]] + ([RISK["untrusted_note"]] if untrusted else [])
-    text = f"{(description or title or name).strip()} ({', '.join(notes)})"
-    return text[: LIMITS["max_description_chars"]]
+    note = f" ({', '.join(notes)})"
+    return (description or title or name).strip()[: LIMITS["max_description_chars"] - len(note)] + note
 
 
 def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:

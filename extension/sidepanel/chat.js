@@ -2,7 +2,7 @@
 // (chat-loop.js) that runs each turn with the shown tab's tools. A notebook agent's turns on the shown tab are
 // shown in the same transcript, from their events. Of the endpoint's settings this module keeps what is wrong
 // with them and shows the model's name; the API key is neither kept nor shown.
-import { CONFIRM } from '../agent-rules.js';
+import { CONFIRM, LIMITS } from '../agent-rules.js';
 import { ChatLoop, checkSettings } from '../chat-loop.js';
 import { addCard } from './cards.js';
 import { $, el, short, visible } from './dom.js';
@@ -10,13 +10,6 @@ import { request } from './hub.js';
 import { fromPanel } from './log.js';
 import { onCurrentTab, shown, tabs } from './tabs.js';
 
-// What the chat asks about, by policy (high risk asks under every one of them: the panel never waives it).
-const POLICY_LABELS = {
-  high: 'high-risk tools',
-  medium: 'medium- and high-risk tools',
-  always: 'every tool',
-  never: 'high-risk tools only (never otherwise)',
-};
 
 let chatBubble = null; // the assistant message being streamed by the chat
 let notebookBubble = null; // the same for a notebook agent's turn
@@ -39,7 +32,7 @@ function addMessage(kind, text, label) {
 
 const loop = new ChatLoop({
   tab: (tabId) => tabs.get(tabId) ?? null,
-  call: (tabId, name, args) => request({ type: 'call', tabId, name, args }),
+  call: (tabId, name, args) => request({ type: 'call', tabId, name, args, timeoutMs: LIMITS.tool_timeout_s * 1000 }),
   emit: (kind, tabId, data) => void request({ type: 'emit', kind, tabId, data }),
   confirm: (req, signal) => new Promise((resolve) => addCard({ ...req, origin: 'chat', decide: resolve, signal })),
   // After a step that may have changed the page's tools: the worker asks the tab's frames to report them (as
@@ -101,7 +94,7 @@ async function sendChat() {
 // The chat's confirmation policy: chosen next to the chat, kept in storage.local.
 export async function loadChatPolicy() {
   const select = $('chat-confirm');
-  select.replaceChildren(...Object.keys(CONFIRM.policies).map((name) => el('option', { value: name, text: POLICY_LABELS[name] ?? name })));
+  select.replaceChildren(...Object.keys(CONFIRM.policies).map((name) => el('option', { value: name, text: CONFIRM.labels[name] ?? name })));
   const { chatConfirm } = await chrome.storage.local.get('chatConfirm');
   select.value = loop.setPolicy(chatConfirm ?? CONFIRM.default);
 }

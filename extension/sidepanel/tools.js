@@ -1,6 +1,7 @@
 // The side panel's tools section: the shown tab's tools with their marks (source, risk, frame), the selected
 // tool's description and schema, an argument template made from its schema, and a call by hand through the
 // worker's hub (which records it as events, as the notebook's calls are).
+import { SCHEMA } from '../agent-rules.js';
 import { normalizeSchema, riskOf } from '../agent-core.js';
 import { $, badge, el, pretty, riskBadge, visible } from './dom.js';
 import { request } from './hub.js';
@@ -134,7 +135,7 @@ function objectTemplate(schema, depth) {
 // The argument template of a tool: required properties first.
 function argumentTemplate(inputSchema) {
   const { schema, wrapped } = normalizeSchema(inputSchema);
-  return wrapped ? placeholder(schema.properties.input, 0) : objectTemplate(schema, 0);
+  return wrapped ? placeholder(schema.properties[SCHEMA.wrapped], 0) : objectTemplate(schema, 0);
 }
 
 function showResult(kind, text) {

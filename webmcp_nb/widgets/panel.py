@@ -44,13 +44,6 @@ LINE = W.Layout(width="auto", min_width="0", margin="0")
 """Every log line's layout (shared: one model, not one per line)."""
 KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}
 RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
-POLICY_LABELS = {
-    "high": "high-risk tools",
-    "medium": "medium- and high-risk tools",
-    "always": "every tool",
-    "never": "none (high risk still asks)",
-}
-"""What the chat's "ask before" choices say (high risk asks unless an agent is made with allow_high_risk=True)."""
 
 
 def _risk_html(risk: str | None) -> str:
@@ -277,7 +270,7 @@ class Chat(W.VBox):
         self.model = W.Text(placeholder="default of the preset", description="model", layout=field)
         self.base_url = W.Text(placeholder="preset's URL", description="base URL", layout=field)
         self.confirm = W.Dropdown(
-            options=[(POLICY_LABELS[p], p) for p in CONFIRM["policies"]],
+            options=[(CONFIRM["labels"][p], p) for p in CONFIRM["policies"]],
             value=agent.confirm if agent is not None else CONFIRM["default"],
             description="ask before",
             layout=field,
@@ -340,14 +333,13 @@ class Chat(W.VBox):
         text = (text if text is not None else self.input.value).strip()
         if not text or self.owner.tab is None:
             return None
-        self.input.value = ""
         try:
-            agent = self._agent()
-        except Exception as exc:  # a missing key, an unknown preset: say it here, do not raise into the UI
+            self.run = self._agent().start(text)
+        except Exception as exc:  # a missing key, a turn still running: say it here, do not raise into the UI
             self._add("error", f"{type(exc).__name__}: {exc}")
             return None
+        self.input.value = ""
         self._add("user", text)
-        self.run = agent.start(text)
         return self.run
 
     def on_event(self, event: Event) -> None:
