@@ -183,6 +183,13 @@ def _validator(schema_json: str) -> jsonschema.protocols.Validator:
     return cls(schema, format_checker=base.FORMAT_CHECKER)
 
 
+def has_pattern(schema: dict[str, Any] | None) -> bool:
+    """Whether ``schema`` holds a regular expression (``pattern``, ``patternProperties``): then
+    :func:`check_arguments` validates off the loop, with a time limit."""
+    text = json.dumps(schema or {})
+    return '"pattern"' in text or '"patternProperties"' in text
+
+
 async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool) -> None:
     """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
     (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
@@ -192,7 +199,7 @@ async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[s
     future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, args)
     try:
         await asyncio.wait_for(future, VALIDATION_TIMEOUT)
-    except TimeoutError:
+    except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
         raise InvalidArgumentsError(
             f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
             "(a pathological pattern?); the call was not made"

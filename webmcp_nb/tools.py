@@ -14,7 +14,7 @@ from ._loop import blocking, on_loop
 from .agent_rules import Risk, risk_of
 from .display import Markup, clip, escape, pre_json, pretty_json, table, visible
 from .protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
-from .schema import describe_property, signature_from_schema
+from .schema import describe_property, has_pattern, signature_from_schema
 
 if TYPE_CHECKING:
     from .tab import Tab
@@ -80,8 +80,7 @@ class Tool:
         except (TypeError, ValueError):  # a page's schema must never make its tab unusable
             self.__signature__ = inspect.Signature()
         self.__doc__ = self._doc()
-        schema_text = json.dumps(info.input_schema or {})
-        self.has_pattern = '"pattern"' in schema_text or '"patternProperties"' in schema_text
+        self.has_pattern = has_pattern(info.input_schema)
         """Whether the schema holds a regular expression (checked off the library's loop, with a time limit)."""
 
     name = property(lambda self: self.info.name, doc="The tool's name as the page registered it.")

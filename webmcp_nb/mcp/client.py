@@ -36,7 +36,7 @@ from ..errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeou
 from ..events import Event, EventStream
 from ..home import home
 from ..protocol import ToolInfo
-from ..schema import check_arguments, signature_from_schema
+from ..schema import check_arguments, has_pattern, signature_from_schema
 from ..tools import risk_label
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
@@ -99,7 +99,7 @@ class MCPTool:
         except (TypeError, ValueError):
             self.__signature__ = inspect.Signature()
         self.__doc__ = self.info.description or tool.name
-        self.has_pattern = '"pattern"' in json.dumps(tool.input_schema)
+        self.has_pattern = has_pattern(tool.input_schema)
 
     name = property(lambda self: self.info.name, doc="The tool's name on its server.")
     title = property(lambda self: self.info.title)
