@@ -93,3 +93,17 @@ def test_a_page_restored_from_the_back_forward_cache_keeps_its_tools(open_tab, s
 
 def test_each_tab_says_which_webmcp_its_page_has(open_tab, source):
     assert open_tab("flights/").webmcp == source  # native in native modes, the extension's polyfill otherwise
+
+
+def test_reading_the_tools_while_the_page_changes_them(open_tab):
+    """The loop thread swaps in a new tool dict on each change; a thread walking the old one is undisturbed and
+    a name or a Tool taken before the change is never served after it."""
+    tab = open_tab("flights/")
+    before = tab._tools.infos
+    walking = iter(before)
+    first = next(walking)
+    search = tab.tools["searchFlights"]
+    search(origin="LON", destination="NYC", tripType="one-way", outboundDate="2027-01-15", passengers=1)
+    tab.wait_for_tool("listFlights")  # the page registered three more tools meanwhile
+    assert [first, *walking] == list(before)  # (a dict changed during iteration raised RuntimeError here)
+    assert "listFlights" in tab.tools and tab.tools["listFlights"].info is tab._tools.infos[(0, "listFlights")]

@@ -69,8 +69,25 @@ class ToolResult:
         return bundle
 
 
+class _Help:
+    """``Tool.__doc__``: the class's docstring on the class; on a tool, its help (``Tool._doc``), made when first
+    read: building it for each of a page's thousands of tools would cost more than the rest of a ``Tool``."""
+
+    def __init__(self, doc: str) -> None:
+        self.doc = doc
+
+    def __get__(self, tool: Tool | None, owner: type | None = None) -> str:
+        if tool is None:
+            return self.doc
+        if tool._help is None:
+            tool._help = tool._doc()
+        return tool._help
+
+
 class Tool:
-    """One tool of a tab. Call it with keyword arguments: ``tab.tools["searchFlights"](origin="LON", ...)``."""
+    __doc__ = _Help(  # type: ignore[assignment]
+        """One tool of a tab. Call it with keyword arguments: ``tab.tools["searchFlights"](origin="LON", ...)``."""
+    )
 
     def __init__(self, tab: Tab, info: ToolInfo) -> None:
         self._tab = tab
@@ -79,7 +96,7 @@ class Tool:
             self.__signature__ = signature_from_schema(info.input_schema)
         except (TypeError, ValueError):  # a page's schema must never make its tab unusable
             self.__signature__ = inspect.Signature()
-        self.__doc__ = self._doc()
+        self._help: str | None = None
         self.has_pattern = has_pattern(info.input_schema)
         """Whether the schema holds a regular expression (checked off the library's loop, with a time limit)."""
 
@@ -172,50 +189,55 @@ def _group(info: ToolInfo) -> tuple[int, int]:
 class TabTools:
     """A tab's tools as the relay reports them: their ``ToolInfo`` by key, in the mirror's order, and a ``Tool``
     made for a key when first asked for, so neither listing thousands of tools nor a change to one of them
-    makes thousands of ``Tool`` objects."""
+    makes thousands of ``Tool`` objects.
+
+    The loop thread replaces ``infos`` with a new dict on each change (never edits it), so the notebook's
+    thread can read and iterate it at any time; caches are keyed by the dict or the ``ToolInfo`` they came from.
+    """
 
     def __init__(self, tab: Tab) -> None:
         self._tab = tab
         self.infos: dict[ToolKey, ToolInfo] = {}
         self._made: dict[ToolKey, Tool] = {}
-        self._names: dict[str, ToolKey] | None = None
+        self._names: tuple[dict[ToolKey, ToolInfo], dict[str, ToolKey]] = (self.infos, {})
 
     def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
         """Take the whole list; returns the names added and removed."""
         keyed: dict[ToolKey, ToolInfo] = {}
         for info in infos:
             keyed.setdefault((info.frame_id, info.name), info)
-        before, self.infos, self._made, self._names = self.infos, keyed, {}, None
+        before, self.infos, self._made = self.infos, keyed, {}
         return [key[1] for key in keyed if key not in before], [key[1] for key in before if key not in keyed]
 
     def apply(self, changes: ToolChanges) -> tuple[list[str], list[str]]:
         """Take what changed since the last report; returns the names added and removed."""
-        removed, order = changes.removed, changes.order
+        removed, order, before = changes.removed, changes.order, self.infos
         upserted = [((info.frame_id, info.name), info) for info in changes.upserted]
-        gone = [key for key in removed if key in self.infos]
-        new = [key for key, _ in upserted if key not in self.infos or key in gone]
-        for key in [*removed, *(key for key, _ in upserted)]:
+        gone = [key for key in removed if key in before]
+        new = [key for key, _ in upserted if key not in before or key in gone]
+        for key in removed:
             self._made.pop(key, None)
-        self.infos = apply_tool_changes(self.infos, removed, upserted, _group, order)
-        if gone or new or order is not None:
-            self._names = None  # names may have moved: found again when next asked
-        return [key[1] for key in new if key in self.infos], [key[1] for key in gone if key not in self.infos]
+        after = self.infos = apply_tool_changes(dict(before), removed, upserted, _group, order)
+        return [key[1] for key in new if key in after], [key[1] for key in gone if key not in after]
 
     def names(self) -> dict[str, ToolKey]:
         """Each name's key: the first in the tab's order (the top frame's, when frames share a name)."""
-        if self._names is None:
-            names: dict[str, ToolKey] = {}
-            for key in self.infos:
+        infos = self.infos
+        built, names = self._names
+        if built is not infos:
+            names = {}
+            for key in infos:
                 names.setdefault(key[1], key)
-            self._names = names
-        return self._names
+            self._names = (infos, names)
+        return names
 
     def get(self, key: ToolKey) -> Tool | None:
-        if key not in self.infos:
+        info = self.infos.get(key)
+        if info is None:
             return None
         tool = self._made.get(key)
-        if tool is None:
-            tool = self._made[key] = Tool(self._tab, self.infos[key])
+        if tool is None or tool.info is not info:
+            tool = self._made[key] = Tool(self._tab, info)
         return tool
 
     def named(self, name: str) -> Tool | None:
