@@ -85,7 +85,7 @@ class _Help:
 
 
 class Tool:
-    __doc__ = _Help(  # type: ignore[assignment]
+    __doc__ = _Help(
         """One tool of a tab. Call it with keyword arguments: ``tab.tools["searchFlights"](origin="LON", ...)``."""
     )
 
