@@ -28,6 +28,7 @@
   class ModelContext extends EventTarget {
     #tools = new Map();
     ontoolchange = null;
+    ontoolcancel = null;
 
     registerTool(tool, { signal } = {}) {
       try {
@@ -71,7 +72,7 @@
       const aborted = new Promise((_, reject) => {
         if (signal?.aborted) reject(signal.reason);
         signal?.addEventListener('abort', () => {
-          this.dispatchEvent(Object.assign(new Event('toolcancel'), { toolName: entry.name })); // as native WebMCP
+          this.#fire('toolcancel', { toolName: entry.name }); // as native WebMCP
           reject(signal.reason);
         }, { once: true });
       });
@@ -80,9 +81,14 @@
     }
 
     #changed() {
-      const event = new Event('toolchange');
+      this.#fire('toolchange');
+    }
+
+    // An event to listeners and to the `on<type>` handler, as an EventTarget with event handler attributes does.
+    #fire(type, fields = {}) {
+      const event = Object.assign(new Event(type), fields);
       this.dispatchEvent(event);
-      if (typeof this.ontoolchange === 'function') this.ontoolchange(event);
+      if (typeof this[`on${type}`] === 'function') this[`on${type}`](event);
     }
   }
 

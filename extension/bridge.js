@@ -66,8 +66,9 @@
 
   if (!slot || !window.isSecureContext) return;
   const { toText, polyfilled } = slot;
-  // Which WebMCP this frame has: the browser's own, Chrome 146-149's testing API, or the extension's polyfill.
-  const API = polyfilled ? 'polyfill' : document.modelContext ? 'native' : navigator.modelContextTesting ? 'testing' : 'none';
+  // Which WebMCP this frame has: the browser's own, Chrome 146-149's testing API (beside the polyfill, which
+  // then stands in for the missing document.modelContext), or the extension's polyfill alone.
+  const API = !polyfilled ? 'native' : navigator.modelContextTesting ? 'testing' : 'polyfill';
 
   // 1. Wrap execute at registration.
   const thrown = new Map(); // tool name → recent errors, consumed by the call that sees a failure

@@ -17,7 +17,7 @@ const MAX_FRAME_CHARS = 16_000_000;
 const MAX_DESCRIPTION_CHARS = 8_000;
 const MAX_SCHEMA_CHARS = 200_000;
 // Which WebMCP a frame's bridge found (bridge.js): the browser's own, Chrome 146-149's testing API, the polyfill.
-const APIS = new Set(['native', 'testing', 'polyfill', 'none']);
+const APIS = new Set(['native', 'testing', 'polyfill']);
 export const PAGE = 'webmcp-nb';
 export const SKILLS = 'webmcp-nb-skills';
 
@@ -124,8 +124,8 @@ function applyReport(endpoint, message) {
     const record = toRecord(raw, endpoint);
     if (record) tools.put(record);
   }
-  const count = whole ? upserts.length : message.count; // none on all but the last part of a report
-  tools.count = Math.max(tools.size, Number.isSafeInteger(count) ? count : 0);
+  const count = whole ? upserts.length : message.count; // none on all but the last part of a report: kept
+  tools.count = Math.max(tools.size, Number.isSafeInteger(count) ? count : tools.count);
   if (whole) endpoint.skills = Array.isArray(message.skills) ? message.skills.slice(0, 100) : [];
   else if (APIS.has(message.api)) endpoint.api = message.api;
 }
@@ -265,8 +265,8 @@ export function flushDirty() {
       if (isConnected()) pushed.set(tabId, text);
       else pushed.delete(tabId);
       notify(Method.TAB_UPDATED, { tab, changes });
+      wiring.tabChanged(tabId); // side panels too, only when something changed
     }
-    wiring.tabChanged(tabId);
   }
   dirty.clear();
 }

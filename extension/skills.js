@@ -115,11 +115,12 @@ async function matchingTabs(patterns) {
   }
 }
 
-// Put back what was installed under `name` before a failed install (or nothing).
-async function restore(name, previous) {
+// Put back what was installed under `name` before a failed install (or nothing), in `targets` too.
+async function restore(name, previous, targets) {
   if (previous) {
     installed.set(name, previous);
     await register(previous).catch(() => {});
+    await Promise.all([...targets].map((id) => inject(previous, id)));
   } else {
     installed.delete(name);
     await chrome.userScripts.unregister({ ids: [`skill:${name}`] }).catch(() => {});
@@ -154,13 +155,13 @@ export const skillHandlers = {
       await register(entry);
       results = await Promise.all([...targets].map((id) => inject(entry, id)));
     } catch (error) {
-      await restore(entry.name, previous);
+      await restore(entry.name, previous, targets);
       throw error;
     }
     const wanted = results.find((r) => r.tabId === tabId);
     if (wanted?.broken) { // the skill could not run where it was asked to: leave nothing half-installed
-      await restore(entry.name, previous);
-      throw new RelayError(ErrorCode.INTERNAL, `The skill ${entry.name} could not run in tab ${tabId}: ${wanted.reason}`);
+      await restore(entry.name, previous, targets);
+      throw new RelayError(ErrorCode.SKILL_UNHEALTHY, `The skill ${entry.name} could not run in tab ${tabId}: ${wanted.reason}`);
     }
     flushDirty(); // the tabs' new tools reach clients before this reply
     await persist();

@@ -1,6 +1,7 @@
 """Tools that fail: every failure is a typed exception or a bounded result, never a hang."""
 
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 
@@ -23,6 +24,8 @@ def test_a_tool_that_never_resolves_times_out_at_the_limit(tab):
         tab.call("hang", timeout=1.5)
     assert "tab.call(..., timeout=SECONDS) (this call had 1.5 s" in str(info.value)  # and what to do about it
     assert tab.call("received").value == []  # the tab still answers
+    told = eventually(lambda: (tab.call("cancelled").value, tab.call("handled").value) == (["hang"], ["hang"]))
+    assert told  # the page was told: its toolcancel listener and its ontoolcancel handler
 
 
 def test_a_tool_that_navigates_away_raises_navigated(tab):

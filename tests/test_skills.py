@@ -63,6 +63,21 @@ def test_reload_replaces_definitions_without_reloading_the_page(open_tab, skills
     assert tab.call("counter").value == {"version": 2, "calls": 2}  # the page kept its state
 
 
+def test_a_skill_that_cannot_run_in_the_asked_tab_puts_back_the_version_before(open_tab, browser, skills_cleanup):
+    tab = open_tab("shop/")
+    skill = probe_skill()
+    tab.inject(skill)
+    closed_to_scripts = browser.open("chrome://version/")  # no extension script runs here
+    try:
+        skill.add_tool("counter", COUNTER.replace("version: 1", "version: 2"), description="Counts, v2")
+        with pytest.raises(wm.SkillHealthError, match="could not run in tab"):
+            closed_to_scripts.inject(skill)
+        assert tab.tools["counter"].description == "Counts its calls in the page"  # v1 again, here too
+        assert tab.call("counter").value["version"] == 1
+    finally:
+        closed_to_scripts.close()
+
+
 def test_a_pages_own_tool_wins_and_tools_can_be_switched_off(open_tab, browser, source, skills_cleanup):
     tab = open_tab("t/own-tool.html")
     tab.inject(probe_skill())

@@ -59,7 +59,6 @@ USER_SCRIPTS_OFF = (
     f"chrome://extensions/?id={EXTENSION_ID} and turn on 'Allow User Scripts' for webmcp-nb "
     "(on Chrome before 138, turn on Developer mode in chrome://extensions). Page tools work without it."
 )
-REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 EVENT_NAMES = 100  # tool names an event lists at most (a page may have thousands)
 RECONNECT_GRACE = 10.0  # how long a request waits for a browser that is reconnecting
 EXIT_GRACE = 0.5  # after losing a launched browser: how long to wait to learn whether its process ended

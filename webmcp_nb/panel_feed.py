@@ -7,6 +7,7 @@ renders the same stream the notebook panel does; what a side panel does comes ba
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -27,28 +28,33 @@ class PanelFeed:
     def __init__(self, events: EventStream, send: Callable[[list[dict[str, Any]]], None]) -> None:
         self._send = send
         self._outbox: list[dict[str, Any]] = []
+        self._scheduled = False
+        self._lock = threading.Lock()  # the loop flushes while a cell's thread (a session's note) may add
         self._loop = asyncio.get_running_loop()
-        self.unsubscribe = events.subscribe(self._queue)
+        events.subscribe(self._queue)
 
     def _queue(self, event: Event) -> None:
         if event.data.get("origin") in ("sidepanel", "mcp"):
             return  # it came from there, or its own process sent it
         data = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in event.data.items()}
-        self._outbox.append(
-            {
-                "seq": event.seq,
-                "ts": event.ts,
-                "kind": event.kind,
-                "tab_id": event.tab_id,
-                "url": event.url,
-                "duration_ms": event.duration_ms,
-                "data": data,
-            }
-        )
-        if len(self._outbox) == 1:
-            self._loop.call_soon_threadsafe(self._loop.call_later, PANEL_FLUSH_DELAY, self._flush)
+        entry = {
+            "seq": event.seq,
+            "ts": event.ts,
+            "kind": event.kind,
+            "tab_id": event.tab_id,
+            "url": event.url,
+            "duration_ms": event.duration_ms,
+            "data": data,
+        }
+        with self._lock:
+            self._outbox.append(entry)
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._loop.call_soon_threadsafe(self._loop.call_later, PANEL_FLUSH_DELAY, self._flush)
 
     def _flush(self) -> None:
-        events, self._outbox = self._outbox, []
+        with self._lock:
+            events, self._outbox, self._scheduled = self._outbox, [], False
         if events:
             self._send(events)

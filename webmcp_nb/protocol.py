@@ -224,8 +224,8 @@ class TabInfo(BaseModel):
     """Tools the page has that the mirror left out: a frame over its bound (see docs/security.md). They are
     still callable by name."""
     webmcp: str = ""
-    """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), ``polyfill`` (the extension's),
-    ``none``; empty until its bridge reported (pages that are not secure contexts never do)."""
+    """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), or ``polyfill`` (the extension's);
+    empty until its bridge reported (pages that are not secure contexts never do)."""
 
 
 class InstalledSkill(BaseModel):

@@ -60,7 +60,7 @@ class Tab:
     title = property(lambda self: self._info.title, doc="The tab's current title.")
     webmcp = property(
         lambda self: self._info.webmcp,
-        doc="Which WebMCP the page has: ``native``, ``testing`` (Chrome 146–149), ``polyfill``, or ``''``/``none``.",
+        doc="Which WebMCP the page has: ``native``, ``testing`` (Chrome 146–149), ``polyfill``, or ``''`` (none seen).",
     )
     active = property(lambda self: self._info.active, doc="Whether it is the active tab of its window.")
 

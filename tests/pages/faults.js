@@ -15,6 +15,12 @@ mc.registerTool({
 });
 window.cancelled = [];
 mc.addEventListener('toolcancel', (event) => window.cancelled.push(event.toolName ?? '?'));
+window.handled = [];
+mc.ontoolcancel = (event) => window.handled.push(event.toolName ?? '?');
+mc.registerTool({
+  name: 'handled', description: 'The calls the ontoolcancel handler was told of', inputSchema: none,
+  annotations: { readOnlyHint: true }, execute: () => window.handled,
+});
 mc.registerTool({
   name: 'cancelled', description: 'The calls the page was told were cancelled (toolcancel events)', inputSchema: none,
   annotations: { readOnlyHint: true }, execute: () => window.cancelled,
