@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SCRIPT, DEMO_TASK
+from webmcp_nb.demo import DEMO_SCRIPT, DEMO_SEARCH, DEMO_TASK
 from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
 from webmcp_nb.replay import recorded_steps
+from webmcp_nb.report import Step, timeline
 from webmcp_nb.testing import ScriptedServer
 
 KEY = "sk-test-0123456789abcdef"
@@ -121,6 +122,24 @@ def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_b
             timeout=120,
         )
     assert cli.returncode == 1 and "step 3 listFlights" in cli.stdout
+
+
+def test_a_replay_that_stops_short_is_a_problem_of_its_own_and_omitted_tools_show(flights, tmp_path):
+    """A divergence names its step: one for a call the replay never made is not pinned on an earlier call of
+    the same tool, and it counts against the outcome; tools the mirror left out are in the timeline."""
+    with wm.Session(flights.browser, directory=tmp_path / "s", evidence="off") as session:
+        flights.call("searchFlights", DEMO_SEARCH)
+        events = flights.browser.events
+        events.emit("replay.diverged", tab_id=flights.id, step=2, tool="searchFlights", diff="stopped 1 call short")
+        events.emit("tools.omitted", tab_id=flights.id, url=flights.url, omitted=12, listed=50_000)
+    report = session.report()
+    (step,) = [s for s in timeline(list(session.events)) if isinstance(s, Step)]
+    assert step.number == 1 and step.diverged == [] and report.summary.diverged == 1
+    assert [problem for _, problem in report.summary.problems] == [
+        "replay.diverged: step 2 searchFlights: differs from the recording",
+        "tools.omitted: 12 tools left out of the mirror (50000 listed); call them by name",
+    ]
+    assert "tools.omitted" in report.html
 
 
 @pytest.mark.browser

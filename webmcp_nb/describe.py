@@ -9,7 +9,7 @@ import json
 import time
 from typing import Any
 
-from .display import clip
+from .display import clip, visible
 from .events import ORIGINS, Event
 
 __all__ = ["describe", "line", "actor", "family", "FAMILIES", "PROBLEMS", "QUIET", "preview", "call_text", "stamp"]
@@ -100,10 +100,16 @@ def actor(event: Event) -> str | None:
     if isinstance(who, str):
         return ORIGINS.get(who, who)
     if event.kind == "confirmation.answered" and data.get("by"):
-        return str(data["by"])
+        return ORIGINS.get(str(data["by"]), str(data["by"]))
     if event.kind.split(".")[0] in ("agent", "model", "confirmation"):
         return "agent"
     return None
+
+
+def _tokens(usage: Any) -> int:
+    """The total tokens of a ``usage`` field, 0 when it has none (or a shared session folder mangled it)."""
+    total = usage.get("total_tokens") if isinstance(usage, dict) else None
+    return total if isinstance(total, int) and not isinstance(total, bool) else 0
 
 
 def _names(names: Any) -> str:
@@ -162,9 +168,8 @@ def describe(event: Event) -> str:
         parts = [clip(said, 200)] if said else []
         if calls:
             parts.append("→ calls " + ", ".join(str(c) for c in calls))
-        usage = data.get("usage") or {}
-        if usage.get("total_tokens"):
-            parts.append(f"[{usage['total_tokens']:,} tokens]")
+        if spent := _tokens(data.get("usage")):
+            parts.append(f"[{spent:,} tokens]")
         return " ".join(parts) or "(empty reply)"
     if kind == "model.request":
         return f"{data.get('messages')} messages, {len(data.get('tools') or [])} tools"
@@ -191,14 +196,15 @@ def _finished(data: dict[str, Any]) -> str:
         outcome = f"stopped ({data['stopped']})"
     else:
         outcome = f"answered: {' '.join(str(data.get('answer') or '').split())}"
-    usage = data.get("usage") or {}
-    tokens = f", {usage['total_tokens']:,} tokens" if usage.get("total_tokens") else ""
+    total = _tokens(data.get("usage"))
+    tokens = f", {total:,} tokens" if total else ""
     steps = data.get("steps", 0)
     return f"{clip(outcome, 300)} ({steps} tool call{'' if steps == 1 else 's'}{tokens})"
 
 
 def line(event: Event) -> str:
-    """The whole log line in plain text: time, kind, what happened, duration, who acted."""
+    """The whole log line in plain text: time, kind, what happened, duration, who acted (invisible characters
+    of page text shown, as every view shows them)."""
     took = f" · {event.duration_ms:,.0f} ms" if event.duration_ms is not None else ""
     who = actor(event)
-    return f"{stamp(event.ts)} {event.kind} {describe(event)}{took}{f' · {who}' if who else ''}"
+    return visible(f"{stamp(event.ts)} {event.kind} {describe(event)}{took}{f' · {who}' if who else ''}")

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .describe import PROBLEMS, actor, call_text, describe, preview
+from .describe import PROBLEMS, actor, call_text, describe, family, preview
 from .display import clip, escape, json_or_text
-from .events import Event
+from .events import ORIGINS, Event
 from .session import EVIDENCE_FILE, NO_FOLLOW
 
 if TYPE_CHECKING:
@@ -95,8 +95,10 @@ font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MAX_SCREENSHOT_BYTES = 32 * 1024 * 1024
-HIDDEN = {"model.delta", "model.request", "model.tool_call", "confirmation.answered", "tools.omitted"}
+HIDDEN = {"model.delta", "model.request", "model.tool_call", "confirmation.answered"}
 """Kinds the timeline leaves out (too fine-grained, or shown inside another entry)."""
+STEP_PROBLEMS = {"tool.failed", "tool.refused", "tool.denied", "replay.diverged"}
+"""Problems the summary lists under their call (a divergence without one is listed on its own)."""
 GLANCE_ROWS = 40
 """Tool calls the summary lists at a glance (the timeline has them all)."""
 
@@ -199,8 +201,8 @@ def timeline(events: list[Event]) -> list[Entry]:
         elif kind.startswith("evidence.") and (running.get(key) or key in last):
             pending = running.get(key)
             (pending[0] if pending else last[key]).evidence.append(event)
-        elif kind == "replay.diverged" and key in last:
-            last[key].diverged.append(event)
+        elif kind == "replay.diverged" and key in last and last[key].number == event.data.get("step"):
+            last[key].diverged.append(event)  # (a call the replay never made stands on its own)
         elif kind not in HIDDEN:
             entries.append(event)
     return entries
@@ -267,8 +269,9 @@ def summarize(session: Session, entries: list[Entry] | None = None) -> Summary:
         if step.outcome is not None and step.outcome.kind in PROBLEMS:
             problems.append((step, _step_problem(step)))
         problems += [(step, f"{step.tool}: the replay's result differs from the recording")] * len(step.diverged)
+    on_their_own = {e.seq for e in entries if isinstance(e, Event) and e.kind == "replay.diverged"}
     for event in events:
-        if event.kind in ("agent.limit", "agent.error", "skill.failed", "browser.crashed", "evidence.failed"):
+        if event.kind in PROBLEMS - STEP_PROBLEMS or event.seq in on_their_own:
             problems.append((None, f"{event.kind}: {describe(event)}"))
     outcome, good, answer = _outcome(finished, tasks, len(steps), len(problems))
     started = [e for e in events if e.kind == "agent.turn.started"]
@@ -294,7 +297,7 @@ def summarize(session: Session, entries: list[Entry] | None = None) -> Summary:
         failed=counts["tool.failed"],
         refused=counts["tool.refused"],
         denied=counts["tool.denied"],
-        diverged=sum(len(s.diverged) for s in steps),
+        diverged=sum(len(s.diverged) for s in steps) + len(on_their_own),
         total_ms=max(0.0, (events[-1].ts - min(first, header.created)) * 1000) if events else 0.0,
         model_ms=_ms(events, "model.response"),
         tool_ms=_ms(events, "tool.returned", "tool.failed"),
@@ -530,15 +533,15 @@ class _Page:
         ]
         if step.confirm is not None:
             answer = step.answer.data if step.answer is not None else None
+            by = str(answer.get("by") or "") if answer is not None else ""
             verdict = (
-                f"{'approved' if answer.get('approved') else 'denied'} by {answer.get('by') or 'someone'}"
+                f"{'approved' if answer.get('approved') else 'denied'} by {ORIGINS.get(by, by) if by else 'someone'}"
                 if answer is not None
                 else "no answer recorded"
             )
             parts.append(f"<div class='wm-t'>The user was asked first: {escape(verdict)}</div>")
         if outcome is not None and outcome.kind == "tool.returned":
-            value = json_or_text(outcome.data.get("text", ""))
-            parts.append(f"<div class='wm-preview'>→ {escape(preview(value, 240))}</div>")
+            parts.append(f"<div class='wm-preview'>→ {escape(preview(outcome.data.get('text', ''), 240))}</div>")
         elif outcome is not None and outcome.kind in ("tool.failed", "tool.refused"):
             code = outcome.data.get("code", "")
             parts.append(
@@ -621,16 +624,11 @@ def _label(step: Step) -> str:
 
 
 def _kind_class(entry: Entry) -> str:
+    """The report's filter class of an entry: the log's families (``describe.FAMILIES``), skills and the rest
+    with the page."""
     if isinstance(entry, Step):
         return "k-tool"
-    family = entry.kind.split(".")[0]
-    if family in ("agent", "model", "confirmation"):
-        return "k-model"
-    if family in ("tool", "evidence", "replay"):
-        return "k-tool"
-    if family == "note":
-        return "k-note"
-    return "k-page"
+    return {"tool calls": "k-tool", "agent": "k-model", "notes": "k-note"}.get(family(entry.kind), "k-page")
 
 
 def _problem(entry: Entry) -> bool:

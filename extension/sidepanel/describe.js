@@ -57,14 +57,15 @@ export function callText(tool, args, limit = PREVIEW) {
 // Who acted, as a person would say it, or null when nobody did (the page changed on its own).
 export function actor(event) {
   const d = event.data ?? {};
-  if (typeof d.origin === 'string') return ORIGINS[d.origin] ?? d.origin;
-  if (event.kind === 'confirmation.answered' && d.by) return String(d.by);
+  const said = (who) => (Object.hasOwn(ORIGINS, who) ? ORIGINS[who] : who);
+  if (typeof d.origin === 'string') return said(d.origin);
+  if (event.kind === 'confirmation.answered' && d.by) return said(String(d.by));
   if (['agent', 'model', 'confirmation'].includes(String(event.kind).split('.')[0])) return 'agent';
   return null;
 }
 
 const names = (list) => (Array.isArray(list) ? list.map(String).join(', ') : '');
-const tokens = (usage) => (usage?.total_tokens ? usage.total_tokens : 0);
+const tokens = (usage) => (Number.isSafeInteger(usage?.total_tokens) ? usage.total_tokens : 0);
 
 function finished(d) {
   const outcome = d.error ? `failed: ${d.error}` : d.stopped ? `stopped (${d.stopped})` : `answered: ${words(d.answer ?? '')}`;

@@ -2,7 +2,7 @@
 // last 500 kept, those of the shown tab listed with a line in the notebook log's words (describe.js) and the
 // whole event on demand; filtered by group or to what went wrong; it follows the newest line unless the reader
 // scrolled up.
-import { $, clock, el, pretty, visible } from './dom.js';
+import { $, clock, el, pretty } from './dom.js';
 import { actor, describe, family, FAMILY_NAMES, PROBLEMS, QUIET } from './describe.js';
 import { onCurrentTab } from './tabs.js';
 
@@ -37,11 +37,12 @@ function logItem(event) {
   const outcome = PROBLEMS.has(event.kind) || (event.kind === 'confirmation.answered' && !d.approved) ? 'bad'
     : event.kind === 'tool.returned' ? 'good' : '';
   const who = actor(event);
+  const said = describe(event); // (el() shows invisible characters of text and title)
   const details = el('details', {},
     el('summary', {},
       el('time', { text: clock(event.ts) }),
       el('span', { class: 'kind', text: event.kind }),
-      el('span', { class: 'text', text: visible(describe(event)), title: visible(describe(event)) }),
+      el('span', { class: 'text', text: said, title: said }),
       event.duration_ms !== null && event.duration_ms !== undefined ? el('span', { class: 'ms', text: `${Math.round(event.duration_ms)} ms` }) : null,
       who ? el('span', { class: 'origin', text: who, title: `done by the ${who}` }) : null));
   details.addEventListener('toggle', () => { // the full event, rendered when first opened

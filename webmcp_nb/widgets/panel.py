@@ -18,7 +18,7 @@ import ipywidgets as W
 
 from .. import _loop
 from ..agent_rules import CONFIRM, default_provider
-from ..describe import PROBLEMS, QUIET, actor, describe, family, stamp
+from ..describe import FAMILIES, PROBLEMS, QUIET, actor, describe, family, stamp
 from ..describe import line as plain_line
 from ..display import clip, escape, visible
 from ..events import Event, EventStream, acting_as
@@ -38,8 +38,9 @@ LOG_LINES = 200
 """Lines the log shows at most (the stream keeps more: changing the filter finds them)."""
 LOG_SLACK = 50
 """Lines past ``LOG_LINES`` before the oldest go, in one step (each removal at the top redraws the list)."""
-LOG_FILTERS = ["everything", "tool calls", "agent", "page", "skills", "notes", "problems"]
-"""What the log's "show" picker offers: every event, a family of kinds (``describe.FAMILIES``) or problems."""
+LOG_FILTERS = ["everything", *dict.fromkeys(FAMILIES.values()), "other", "problems"]
+"""What the log's "show" picker offers: every event, a family of kinds (``describe.FAMILIES``; MCP sessions and
+chat messages are "other") or problems, as the side panel's picker does."""
 LINE = W.Layout(width="auto", min_width="0", margin="0")
 """Every log line's layout (shared: one model, not one per line)."""
 KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}

@@ -16,19 +16,23 @@ from ..events import Event
 if TYPE_CHECKING:
     from ..browser import Browser
     from ..protocol import SessionInfo
+    from ..tab import Tab
 
 __all__ = ["SessionsView"]
 
 
 class SessionsView(W.VBox):
-    """One row per session, kept up to date from the browser's event stream. ``focus[id]`` and ``close[id]``
-    are the rows' buttons (``view.close_buttons[id].click()`` ends a session from code)."""
+    """One row per session, kept up to date from the browser's event stream: rows are made when a session
+    starts, closed when it ends, and their text updated in place on its activity. ``focus_buttons[id]`` and
+    ``close_buttons[id]`` are the rows' buttons (``view.close_buttons[id].click()`` ends a session from code)."""
 
     def __init__(self, browser: Browser) -> None:
         self.browser = browser
         self.focus_buttons: dict[str, W.Button] = {}
         self.close_buttons: dict[str, W.Button] = {}
+        self._rows: dict[str, tuple[W.HTML, W.HBox]] = {}
         self.note = W.HTML()
+        self._empty = W.HTML("<i>No MCP client is connected.</i>")
         super().__init__(layout=W.Layout(width="100%"))
         self.refresh()
         self._unsubscribe = browser.events.subscribe(self._on_event)
@@ -39,12 +43,23 @@ class SessionsView(W.VBox):
 
     def refresh(self) -> None:
         sessions = self.browser.mcp_sessions
-        self.focus_buttons, self.close_buttons = {}, {}
-        rows: list[W.Widget] = [self._row(s) for s in sessions]
-        self.children = [*rows, self.note] if rows else [W.HTML("<i>No MCP client is connected.</i>"), self.note]
+        for gone in set(self._rows) - {s.id for s in sessions}:
+            text, row = self._rows.pop(gone)
+            for widget in (text, self.focus_buttons.pop(gone), self.close_buttons.pop(gone), row):
+                widget.close()
+        for session in sessions:
+            if session.id not in self._rows:
+                self._rows[session.id] = self._row(session)
+            tab = self._tab(session)
+            self._rows[session.id][0].value = self._text(session, tab)
+            self.focus_buttons[session.id].disabled = tab is None
+        rows = [self._rows[s.id][1] for s in sessions]
+        self.children = (*rows, self.note) if rows else (self._empty, self.note)  # (the same: no message)
 
-    def _row(self, session: SessionInfo) -> W.Widget:
-        tab = next((t for t in self.browser.tabs if t.id == session.tab_id), None)
+    def _tab(self, session: SessionInfo) -> Tab | None:
+        return next((t for t in self.browser.tabs if t.id == session.tab_id), None)
+
+    def _text(self, session: SessionInfo, tab: Tab | None) -> str:
         where = (
             "no tab bound"
             if session.tab_id is None
@@ -53,16 +68,24 @@ class SessionsView(W.VBox):
             else f"tab {session.tab_id}"
         )
         seen = time.strftime("%H:%M:%S", time.localtime(session.last_activity)) if session.last_activity else "—"
-        text = W.HTML(
+        return (
             f"<b>{escape(session.client or 'MCP client')}</b> (pid {session.pid}) · {escape(where)} · "
             f"last activity {seen} · {session.calls} calls"
         )
-        focus = self.focus_buttons[session.id] = W.Button(description="Focus", disabled=tab is None)
+
+    def _row(self, session: SessionInfo) -> tuple[W.HTML, W.HBox]:
+        text = W.HTML()
+        focus = self.focus_buttons[session.id] = W.Button(description="Focus")
         close = self.close_buttons[session.id] = W.Button(description="Close", button_style="warning")
-        if tab is not None:
-            focus.on_click(lambda _: self._do(tab.aactivate()))
+        focus.on_click(lambda _, sid=session.id: self._focus(sid))
         close.on_click(lambda _, sid=session.id: self._do(self.browser.aclose_mcp_session(sid)))
-        return W.HBox([text, focus, close])
+        return text, W.HBox([text, focus, close])
+
+    def _focus(self, session_id: str) -> None:
+        session = next((s for s in self.browser.mcp_sessions if s.id == session_id), None)
+        tab = self._tab(session) if session is not None else None
+        if tab is not None:  # the tab it is bound to now
+            self._do(tab.aactivate())
 
     def _do(self, work: Any) -> None:
         def done(future: Any) -> None:
@@ -73,4 +96,9 @@ class SessionsView(W.VBox):
 
     def close(self) -> None:
         self._unsubscribe()
+        for text, row in self._rows.values():
+            text.close()
+            row.close()
+        for button in (*self.focus_buttons.values(), *self.close_buttons.values(), self._empty, self.note):
+            button.close()
         super().close()
