@@ -34,7 +34,11 @@ export async function offerLane(endpoint, tabId) {
     return;
   }
   notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId });
-  endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), protocol, expect });
+  try {
+    endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), protocol, expect });
+  } catch (_) {
+    endpoint.lane = null; // the frame went while the credentials were made (its grant expires unused)
+  }
 }
 
 // The relay is (back) in touch: offer lanes again, also to frames whose lane could not open while it was away.

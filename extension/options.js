@@ -78,7 +78,7 @@ $('save').addEventListener('click', async () => {
     return;
   }
   await chrome.storage.local.set({ port: value });
-  status.textContent = 'Saved. The extension reconnects on its next attempt.';
+  status.textContent = 'Saved. The extension reconnects to that port now.';
 });
 
 // ----- side panel chat endpoint -----
@@ -134,11 +134,6 @@ $('sidecar-clear').addEventListener('click', async () => {
 });
 
 // ----- stored values -----
-
-// Keep the stored key out of reach of content scripts (storage.local is open to them by default).
-try {
-  await chrome.storage.local.setAccessLevel({ accessLevel: 'TRUSTED_CONTEXTS' });
-} catch (_) { /* older Chrome: the level cannot be set for this area */ }
 
 const stored = await chrome.storage.local.get(['port', 'sidecar']);
 const fill = (field, value) => touched.has(field) || (field.value = value);

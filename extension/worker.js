@@ -79,7 +79,7 @@ chrome.runtime.onConnect.addListener((port) => {
 });
 chrome.runtime.onUserScriptConnect?.addListener((port) => (port.name === SKILLS ? attach(port, SKILLS, isConnected()) : port.disconnect()));
 chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
-// The side panel's chat keeps its API key in storage.local: keep content scripts out of it.
+// storage.local holds the pairing secret and the side panel chat's API key: keep content scripts out of it.
 chrome.storage.local.setAccessLevel?.({ accessLevel: 'TRUSTED_CONTEXTS' }).catch(() => {});
 chrome.alarms.create('webmcp-nb-reconnect', { periodInMinutes: 0.5 });
 chrome.alarms.onAlarm.addListener(() => connect());

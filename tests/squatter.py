@@ -2,8 +2,10 @@
 
 ``squatter.py listen PORT SECONDS`` holds the relay's port before the daemon: it completes any WebSocket
 handshake, answers ``auth.hello`` with a challenge whose proof is made up, and prints every message it
-receives as a JSON line, for the test to inspect. ``squatter.py browser PORT`` poses as the extension
-(forged ``Origin``) to the real relay: it sends ``auth.hello`` and a made-up proof, and prints what it gets.
+receives as a JSON line, for the test to inspect; ``squatter.py listen PORT SECONDS big`` answers
+``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out.
+``squatter.py browser PORT`` poses as the extension (forged ``Origin``) to the real relay: it sends
+``auth.hello`` and a made-up proof, and prints what it gets.
 """
 
 import base64
@@ -17,6 +19,7 @@ import threading
 import time
 
 GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+BIG = 64 * 1024 * 1024
 EXTENSION_ID = "fplfpdibakppaigkgefcfokekegeonli"
 
 
@@ -74,7 +77,20 @@ def read_http(sock):
     return data.decode(errors="replace")
 
 
-def serve_one(conn, peer):
+def send_big(conn, peer):
+    """One text message of BIG bytes, announced in its header and then streamed until the client hangs up."""
+    conn.sendall(bytes([0x81, 127]) + struct.pack("!Q", BIG))
+    chunk, sent = b"x" * 65536, 0
+    try:
+        while sent < BIG:
+            conn.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        pass
+    out({"peer": peer, "big": sent})
+
+
+def serve_one(conn, peer, big):
     try:
         request = read_http(conn)
         out({"peer": peer, "http": request.splitlines()[0], "headers": request})
@@ -100,7 +116,9 @@ def serve_one(conn, peer):
                 message = json.loads(text)
             except ValueError:
                 continue
-            if message.get("method") == "auth.hello":
+            if message.get("method") == "auth.hello" and big:
+                send_big(conn, peer)
+            elif message.get("method") == "auth.hello":
                 fake = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
                 send_text(conn, json.dumps({"method": "auth.challenge", "params": {"nonce": fake, "proof": fake}}))
     except (EOFError, OSError, IndexError):
@@ -109,7 +127,7 @@ def serve_one(conn, peer):
         conn.close()
 
 
-def listen(port, seconds):
+def listen(port, seconds, big=False):
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
@@ -124,7 +142,7 @@ def listen(port, seconds):
         except TimeoutError:
             continue
         peer += 1
-        threading.Thread(target=serve_one, args=(conn, peer), daemon=True).start()
+        threading.Thread(target=serve_one, args=(conn, peer, big), daemon=True).start()
     out({"done": True})
 
 
@@ -159,6 +177,6 @@ def pose_as_browser(port):
 
 if __name__ == "__main__":
     if sys.argv[1] == "listen":
-        listen(int(sys.argv[2]), float(sys.argv[3]))
+        listen(int(sys.argv[2]), float(sys.argv[3]), big=sys.argv[4:] == ["big"])
     else:
         pose_as_browser(int(sys.argv[2]))

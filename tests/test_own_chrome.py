@@ -218,6 +218,22 @@ def test_a_squatter_of_another_account_gets_no_tab_data_no_secret_and_nothing_re
 
 
 @pytest.mark.timeout(120)
+def test_a_squatter_cannot_make_the_notebook_take_in_a_big_message(account: Home):
+    squatter = _as_nobody("listen", str(account.port), "6", "big")  # answers auth.hello with 64 MB
+    assert squatter.stdout is not None
+    assert json.loads(squatter.stdout.readline()) == {"listening": account.port, "uid": NOBODY}
+    try:
+        with pytest.raises(wm.PortInUseError) as info:
+            wm.connect(account.port, timeout=30)
+        records = _records(squatter)
+    finally:
+        squatter.kill()
+    # Cut off at its header: until a listener has proved the secret, 4 KiB per message is all it may send.
+    assert "message too big" in str(info.value) and "limit of 4096 bytes" in str(info.value), info.value
+    assert [json.loads(r["message"])["method"] for r in records if "message" in r] == ["auth.hello"]
+
+
+@pytest.mark.timeout(120)
 def test_a_forged_browser_of_another_account_is_never_bound(account: Home):
     start_daemon(account.port)
     eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
@@ -237,6 +253,26 @@ def test_a_forged_browser_of_another_account_is_never_bound(account: Home):
 
 
 # ----- a set-up that never hangs or misleads -----
+
+
+def test_a_chromium_for_a_relay_without_the_secret_is_refused_not_left_unconnected():
+    with pytest.raises(wm.ConfigurationError) as info:
+        ChromiumProcess("ws://127.0.0.1:9/browser")
+    assert "needs secret=" in str(info.value)
+
+
+@pytest.mark.timeout(120)
+def test_doctor_reports_a_secret_others_can_read(account: Home):
+    read_secret()
+    start_daemon(account.port)
+    eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
+    secret = account.home / "secret"
+    secret.chmod(0o644)
+    # The daemon re-permissions the secret when doctor's client authenticates: doctor looks at it first.
+    lines = {c.name: c for c in wm.doctor(account.port).checks}
+    assert lines["relay"].status == "ok", lines["relay"]
+    assert lines["pairing secret"].status == "fail" and "mode 644" in lines["pairing secret"].detail
+    assert lines["pairing secret"].fix == f"chmod 600 {secret}"
 
 
 @pytest.mark.timeout(120)

@@ -1,11 +1,20 @@
-"""The relay on its own: clean errors for bad client traffic, idle exit in daemon mode, MCP sessions."""
+"""The relay on its own: clean errors for bad client traffic, idle exit in daemon mode, MCP sessions; and a
+client's reconnection to it (what it says when it cannot, and when it restarts the daemon)."""
 
 import asyncio
 import json
+from pathlib import Path
 
 import peers
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
-from webmcp_nb.relay import Relay
+from webmcp_nb import auth
+from webmcp_nb.connection import LOST, Connection
+from webmcp_nb.errors import NotConnectedError
+from webmcp_nb.home import read_secret
+from webmcp_nb.relay import MAX_UNAUTHENTICATED, Relay
 
 
 async def _client(relay: Relay, browsers: list | None = None):
@@ -140,3 +149,86 @@ def test_a_daemon_exits_soon_after_its_last_mcp_session_when_no_notebook_is_conn
         await asyncio.wait_for(serving, 15)  # not the hour a notebook's departure would give it
 
     asyncio.run(scenario())
+
+
+async def _drop(connection: Connection) -> None:
+    """Close the client's socket under it, as a network hiccup would, and wait until it has noticed."""
+    lost = asyncio.Event()
+    connection.add_listener(lambda method, params: lost.set() if method == LOST else None)
+    assert connection._ws is not None
+    await connection._ws.close()
+    await lost.wait()
+
+
+def test_a_reconnect_that_cannot_read_the_secret_says_why_and_keeps_trying(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
+    secret, path, moved = read_secret(), tmp_path / "secret", tmp_path / "secret-elsewhere"
+
+    async def scenario():
+        relay = await Relay(secret).start()
+        connection = Connection(relay.port, read_secret)
+        try:
+            await connection.open(timeout=5)
+            path.rename(moved)
+            path.symlink_to(moved)  # read_secret refuses a symlink
+            await _drop(connection)
+            with pytest.raises(NotConnectedError) as info:
+                await connection.wait_ready()
+            path.unlink()
+            moved.rename(path)
+            await connection.wait_ready(10)  # the reconnect loop did not die with the error
+            return str(info.value)
+        finally:
+            await connection.close()
+            await relay.close()
+
+    message = asyncio.run(scenario())
+    assert "cannot read the pairing secret safely" in message and "delete the file" in message, message
+
+
+def test_a_busy_relay_is_not_restarted_but_a_gone_one_is():
+    async def scenario():
+        relay = await Relay("a-test-secret-of-some-length").start()
+        restarts: list[int] = []
+        connection = Connection(relay.port, relay.secret, on_refused=lambda: restarts.append(1))
+        try:
+            await connection.open(timeout=5)
+            # Peers that say nothing hold every authentication slot: the relay answers 503 until they go.
+            silent = [await connect(f"ws://127.0.0.1:{relay.port}/client") for _ in range(MAX_UNAUTHENTICATED)]
+            await _drop(connection)
+            with pytest.raises(NotConnectedError) as busy:
+                await connection.wait_ready()
+            busy_restarts = len(restarts)
+            for ws in silent:
+                await ws.close()
+            await connection.wait_ready(10)
+            await relay.close()
+            with pytest.raises(NotConnectedError) as gone:
+                await connection.wait_ready()
+            return str(busy.value), busy_restarts, str(gone.value), len(restarts)
+        finally:
+            await connection.close()
+            await relay.close()
+
+    busy, busy_restarts, gone, restarts = asyncio.run(scenario())
+    assert "busy authenticating others" in busy and busy_restarts == 0, busy
+    assert "no relay is running" in gone and restarts >= 1, gone
+
+
+def test_a_relay_that_cannot_read_its_secret_says_so_to_the_peer():
+    def unreadable() -> str:
+        raise PermissionError("secret: cannot read the pairing secret safely (a symlink); delete the file")
+
+    async def scenario():
+        relay = await Relay(unreadable).start()
+        try:
+            async with connect(f"ws://127.0.0.1:{relay.port}/client") as ws:
+                await ws.send(json.dumps(auth.hello("client", auth.new_nonce())))
+                with pytest.raises(ConnectionClosed) as info:
+                    await ws.recv()
+                return info.value.rcvd
+        finally:
+            await relay.close()
+
+    closed = asyncio.run(scenario())
+    assert closed is not None and closed.code == 1011 and "cannot read its pairing secret" in closed.reason

@@ -26,7 +26,6 @@ from .protocol import Method
 
 __all__ = [
     "AUTH_VERSION",
-    "ROLES",
     "AuthError",
     "new_nonce",
     "relay_proof",
@@ -42,7 +41,6 @@ __all__ = [
 ]
 
 AUTH_VERSION = 1
-ROLES = ("browser", "client")
 NONCE_BYTES = 32
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import BrowserNotFoundError
+from .errors import BrowserNotFoundError, ConfigurationError
 from .protocol import EXTENSION_ID
 
 __all__ = ["extension_path", "find_chromium", "ChromiumProcess", "ProcessExit", "BASE_FLAGS"]
@@ -107,7 +107,10 @@ class ProcessExit:
 
 class ChromiumProcess:
     """A running Chromium. ``close()`` stops it and deletes its temporary directory; ``exit`` says how it
-    ended, and callbacks given to ``on_exit`` learn it (from a watcher thread) the moment it does."""
+    ended, and callbacks given to ``on_exit`` learn it (from a watcher thread) the moment it does.
+
+    With ``relay_url``, its extension dials that relay and proves ``secret`` (required); without, it is the
+    packaged extension, which pairs through native messaging as in the user's own Chrome."""
 
     def __init__(
         self,
@@ -123,6 +126,11 @@ class ChromiumProcess:
         lanes: str = "loopback",
         profile: Path | None = None,
     ) -> None:
+        if relay_url is not None and not secret:
+            raise ConfigurationError(
+                f"ChromiumProcess({relay_url!r}) needs secret=, the relay's pairing secret: without it the "
+                "extension can never prove itself to the relay, and never connects"
+            )
         binary = find_chromium(executable)
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
         self.profile_dir = profile or self.dir / "profile"

@@ -14,6 +14,7 @@ import contextlib
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,12 +76,12 @@ class BrowserSummary:
 
     @classmethod
     def from_state(cls, raw: dict[str, Any]) -> BrowserSummary:
-        tabs = raw.get("tabs")
+        """From a browser's state as ``hello`` and ``relay.status`` carry it."""
         return cls(
             id=str(raw.get("id")),
             name=browser_name(str(raw.get("userAgent", ""))),
             extension_version=str(raw.get("extensionVersion", "")),
-            tabs=len(tabs) if isinstance(tabs, list) else int(tabs or 0),
+            tabs=len(raw.get("tabs") or []),
             user_scripts=bool(raw.get("userScripts")),
         )
 
@@ -224,22 +225,27 @@ async def aconnect(
 connect = blocking(aconnect)
 
 
+async def relay_status(port: int, secret: Callable[[], str] = read_secret) -> dict[str, Any] | None:
+    """What the relay on ``port`` says of itself (``relay.status``; its ``browsers`` as ``hello`` has them), or
+    ``None`` when no relay runs there (nothing is started). ``PortInUseError`` when another program holds it."""
+    connection = Connection(port, secret)
+    try:
+        try:
+            await connection.open(timeout=4.0)
+        except PortInUseError:
+            raise
+        except NotConnectedError:
+            return None
+        return dict(await connection.request(Method.RELAY_STATUS.value, {}, 5.0))
+    finally:
+        await connection.close()
+
+
 @on_loop
 async def abrowsers(port: int | None = None) -> BrowserList:
     """The browsers connected to the relay on ``port`` (empty when no relay runs; nothing is started)."""
-    port = relay_port(port)
-    connection = Connection(port, read_secret)
-    try:
-        await connection.open(timeout=4.0)
-    except PortInUseError:
-        raise
-    except NotConnectedError:
-        return BrowserList()
-    try:
-        status = await connection.request(Method.RELAY_STATUS.value, {}, 5.0)
-    finally:
-        await connection.close()
-    return BrowserList(BrowserSummary.from_state(b) for b in status.get("browsers") or [])
+    status = await relay_status(relay_port(port))
+    return BrowserList(BrowserSummary.from_state(b) for b in (status or {}).get("browsers") or [])
 
 
 browsers = blocking(abrowsers)

@@ -22,7 +22,7 @@ from . import auth
 from ._sockets import spawn
 from .errors import NotConnectedError, PortInUseError, ToolTimeoutError, error_from_code
 from .protocol import Method, notification, parse_message, request
-from .relay import MAX_MESSAGE_BYTES
+from .relay import MAX_MESSAGE_BYTES, PRE_AUTH_MAX_BYTES
 
 if TYPE_CHECKING:
     from .relay import Frame, Relay
@@ -186,6 +186,8 @@ class Connection(_Link):
         """What the relay said of itself when it proved the secret: ``relayVersion``, ``pid``."""
         self.last_error: NotConnectedError | None = None
         """Why the last attempt to (re)connect failed."""
+        self._nothing_listens = False
+        """Whether the last dial was refused: only then is the relay gone (a busy relay answers 503)."""
 
     @property
     def ready(self) -> bool:
@@ -208,10 +210,11 @@ class Connection(_Link):
             raise
 
     async def _dial(self, timeout: float) -> ClientConnection:
+        self._nothing_listens = False
         try:
             ws = await connect(
                 self.url,
-                max_size=MAX_MESSAGE_BYTES,
+                max_size=PRE_AUTH_MAX_BYTES,  # as the relay does: nothing big from a listener yet to prove itself
                 compression=None,
                 open_timeout=min(timeout, HANDSHAKE_TIMEOUT),
                 ping_interval=20,
@@ -223,24 +226,29 @@ class Connection(_Link):
                 raise NotConnectedError(f"the relay on port {self.port} is busy authenticating others") from None
             raise PortInUseError(self.port, f"it answered HTTP {status} instead of the relay's handshake") from None
         except ConnectionRefusedError:
+            self._nothing_listens = True
             raise NotConnectedError(f"no relay is running on 127.0.0.1:{self.port}") from None
-        except (InvalidHandshake, TimeoutError, EOFError) as exc:
+        except (InvalidHandshake, asyncio.TimeoutError, EOFError) as exc:
             raise PortInUseError(self.port, f"it did not complete a WebSocket handshake ({_reason(exc)})") from None
         except OSError as exc:
             raise NotConnectedError(f"cannot reach 127.0.0.1:{self.port}: {exc}") from None
         try:
             self.relay_info = await asyncio.wait_for(self._authenticate(ws), AUTH_TIMEOUT)
-        except (auth.AuthError, TimeoutError, ConnectionClosed, ValueError) as exc:
+        except (auth.AuthError, asyncio.TimeoutError, ConnectionClosed, ValueError) as exc:
             await ws.close()
             raise PortInUseError(
                 self.port,
                 "it did not prove this account's pairing secret "
                 f"({_reason(exc)}): another user's relay, a relay with another WEBMCP_NB_HOME, or an impostor",
             ) from None
+        except BaseException:  # the secret could not be read, or we were cancelled: leave no socket behind
+            await ws.close()
+            raise
         return ws
 
     async def _authenticate(self, ws: ClientConnection) -> dict[str, Any]:
-        """The client's side of :mod:`webmcp_nb.auth`: nothing but a nonce leaves before the relay's proof."""
+        """The client's side of :mod:`webmcp_nb.auth`: nothing but a nonce leaves before the relay's proof, and
+        nothing over :data:`PRE_AUTH_MAX_BYTES` is taken in before it."""
         nonce = auth.new_nonce()
         await ws.send(json.dumps(auth.hello("client", nonce)))
         challenge = parse_message(await ws.recv())
@@ -249,6 +257,8 @@ class Connection(_Link):
         relay_nonce, secret = auth.read_nonce(challenge.params.get("nonce")), self._secret()
         if not auth.check(auth.relay_proof(secret, "client", nonce, relay_nonce), challenge.params.get("proof")):
             raise auth.AuthError("a wrong proof")
+        # The relay has proved itself, and sends nothing (auth.ok, then a hello of any size) before our proof.
+        ws.protocol.max_message_size = MAX_MESSAGE_BYTES
         await ws.send(json.dumps(auth.proof(auth.peer_proof(secret, "client", nonce, relay_nonce))))
         admitted = parse_message(await ws.recv())
         if admitted.method != Method.AUTH_OK.value:
@@ -273,18 +283,29 @@ class Connection(_Link):
             self._fail_all(NotConnectedError("the connection to the relay was lost"))
             self._emit(LOST, {})
             while not self._closed:
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), backoff)
                 self._wake.clear()
                 try:
                     await self._connect(timeout=HANDSHAKE_TIMEOUT)
                     backoff = 0.2
                     break
-                except NotConnectedError as exc:  # keep trying; an impostor on the port gets only nonces
-                    log.info("reconnecting to relay: %s", exc)
-                    if self._on_refused is not None and not isinstance(exc, PortInUseError):
-                        self._on_refused()
+                except Exception as exc:  # keep trying; an impostor on the port gets only nonces
+                    log.info("reconnecting to relay: %s", _reason(exc))
+                    if not isinstance(exc, NotConnectedError):  # e.g. the secret file became unreadable
+                        self.last_error = NotConnectedError(f"reconnecting failed: {_reason(exc)}")
+                    if self._on_refused is not None and self._nothing_listens:
+                        self._restart()
                     backoff = min(backoff * 2, 5.0)
+
+    def _restart(self) -> None:
+        """Ask for a new relay (``on_refused``); a failure to start one is kept as the reason, not raised."""
+        assert self._on_refused is not None
+        try:
+            self._on_refused()
+        except Exception as exc:
+            log.warning("could not restart the relay: %s", _reason(exc))
+            self.last_error = NotConnectedError(f"the relay is gone and restarting it failed: {_reason(exc)}")
 
     async def wait_ready(self, limit: float = RELAY_WAIT) -> None:
         """Return once the link is up, reconnecting now rather than at the end of the backoff; with the relay
@@ -292,7 +313,7 @@ class Connection(_Link):
         if self.ready:
             return
         self._wake.set()
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(self._ready.wait(), limit)
         if not self.ready:
             why = self.last_error.message if self.last_error else "the connection to the relay was lost"

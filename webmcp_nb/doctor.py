@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._loop import blocking, on_loop
 from ._version import __version__
 from .display import escape, visible
-from .home import home, relay_port
+from .home import SECRET_FILE, home, relay_port
 from .identity import EXTENSION_ID
 from .listeners import find_holder
 
@@ -157,16 +157,13 @@ def _check_versions(d: Diagnosis) -> None:
 
 
 async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
-    """The relay's line(s); returns its status and hello when this client could authenticate."""
-    from .connection import Connection
-    from .errors import NotConnectedError, PortInUseError
-    from .home import read_secret
+    """The relay's line(s); returns its status when this client could authenticate."""
+    from .connect import relay_status
+    from .errors import PortInUseError
+    from .home import peek_secret
 
-    connection = Connection(port, read_secret)
-    hello: dict[str, Any] = {}
-    connection.add_listener(lambda method, params: hello.update(params) if method == "hello" else None)
     try:
-        await connection.open(timeout=4.0)
+        status = await relay_status(port, peek_secret)  # peek: a loose secret is reported, not repaired
     except PortInUseError as exc:
         d.add(
             "relay",
@@ -176,7 +173,17 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             "--port <port>` (or the extension's options page) for the extension",
         )
         return None
-    except NotConnectedError:
+    except OSError as exc:  # a relay answered, and the secret to check it with is missing or unsafe
+        program = find_holder(port) or "the program on that port"
+        d.add(
+            "relay",
+            "fail",
+            f"port {port} answers as a relay, but this account's pairing secret cannot be read to check it ({exc})",
+            "fix the secret file as the pairing secret line below says; if there is none, that relay was started "
+            f"with another WEBMCP_NB_HOME: stop it ({program}), and wm.connect() starts one here",
+        )
+        return None
+    if status is None:
         holder = find_holder(port)
         if holder is None:
             d.add(
@@ -188,10 +195,6 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
         else:
             d.add("relay", "fail", f"port {port} is held by {holder}, which did not answer", "stop that program")
         return None
-    try:
-        status = await connection.request("relay.status", {}, 5.0)
-    finally:
-        await connection.close()
     version = status.get("relayVersion", "?")
     detail = (
         f"running on 127.0.0.1:{port}, pid {status.get('pid')}, webmcp-nb {version}, {status.get('clients', 0)} clients"
@@ -213,25 +216,30 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             f"{failures['browser']} browser connection(s) did not prove the pairing secret",
             "if that was your Chrome, pair it again: `webmcp-nb pair`, then the extension's options page → Pair now",
         )
-    status["hello"] = hello
-    return dict(status)
+    return status
+
+
+def _check_secret() -> Check:
+    """The pairing secret's line. Taken before the relay is asked anything: the daemon re-permissions a loose
+    secret when a peer authenticates, which would hide it."""
+    secret = home() / SECRET_FILE
+    if secret.is_symlink():
+        return Check("pairing secret", "fail", f"{secret} is a symlink, which is refused", f"rm {secret}")
+    if not secret.exists():
+        return Check("pairing secret", "info", f"{secret} is created on first use")
+    info = secret.stat()
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return Check("pairing secret", "fail", f"{secret} belongs to another user (uid {info.st_uid})", f"rm {secret}")
+    mode = info.st_mode & 0o777
+    if mode != 0o600:
+        return Check("pairing secret", "fail", f"{secret} (mode {mode:o})", f"chmod 600 {secret}")
+    return Check("pairing secret", "ok", f"{secret} (mode {mode:o})")
 
 
 def _check_pairing(d: Diagnosis) -> None:
     from .native_host import pairings
     from .pairing import browser_folders, launcher_path
 
-    secret = home() / "secret"
-    if secret.exists():
-        mode = secret.stat().st_mode & 0o777
-        d.add(
-            "pairing secret",
-            "ok" if mode == 0o600 else "fail",
-            f"{secret} (mode {mode:o})",
-            "" if mode == 0o600 else f"chmod 600 {secret}",
-        )
-    else:
-        d.add("pairing secret", "info", f"{secret} is created on first use")
     folders = [f for f in browser_folders() if f.exists]
     if not folders:
         d.add(
@@ -303,7 +311,6 @@ def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
     if status is None:
         return
     browsers = status.get("browsers") or []
-    states = {b.get("id"): b for b in (status.get("hello") or {}).get("browsers") or []}
     if not browsers:
         running = browser_processes()
         detail = "no browser is connected to the relay"
@@ -312,8 +319,8 @@ def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
         d.add("browsers", "warn", detail, no_browser_fix(running))
         return
     for b in browsers:
-        name = browser_name(b.get("userAgent", ""))
-        detail = f"{name}, extension {b.get('extensionVersion') or '?'}, {b.get('tabs', 0)} tabs (id {b.get('id')})"
+        name, tabs = browser_name(b.get("userAgent", "")), b.get("tabs") or []
+        detail = f"{name}, extension {b.get('extensionVersion') or '?'}, {len(tabs)} tabs (id {b.get('id')})"
         if b.get("extensionVersion") and b["extensionVersion"] != __version__:
             d.add(
                 f"browser {name}",
@@ -330,7 +337,6 @@ def _check_browsers(d: Diagnosis, status: dict[str, Any] | None) -> None:
                 "'Allow User Scripts' is off: skills cannot run",
                 f"turn it on in {EXTENSIONS_PAGE}",
             )
-        tabs = (states.get(b.get("id")) or {}).get("tabs") or []
         apis = [_tab_api(t) for t in tabs]
         if API_NAMES["native"] in apis:
             native = "on"
@@ -426,7 +432,9 @@ async def adoctor(port: int | None = None, *, browser: Browser | None = None) ->
     await loop.run_in_executor(None, _check_versions, d)
     if browser is not None:
         _check_launched(d, browser)
+    secret = _check_secret()
     status = await _check_relay(d, port)
+    d.checks.append(secret)
     await loop.run_in_executor(None, _check_pairing, d)
     _check_browsers(d, status)
     return d

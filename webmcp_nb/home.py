@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .identity import DEFAULT_PORT
 
-__all__ = ["home", "read_secret", "rotate_secret", "relay_port"]
+__all__ = ["home", "read_secret", "peek_secret", "rotate_secret", "relay_port", "SECRET_FILE"]
 
 SECRET_FILE = "secret"
 
@@ -38,19 +38,32 @@ def read_secret() -> str:
     """
     path = home() / SECRET_FILE
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        secret = _read_secret(path, repair=True)
     except FileNotFoundError:
         return _create_secret(path)
+    return secret or _create_secret(path, replace=True)
+
+
+def peek_secret() -> str:
+    """The pairing secret as it is, for checks that must change nothing (``doctor``): never created, nor
+    re-permissioned; ``FileNotFoundError`` when there is none, ``PermissionError`` as :func:`read_secret`."""
+    return _read_secret(home() / SECRET_FILE, repair=False)
+
+
+def _read_secret(path: Path, *, repair: bool) -> str:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         raise PermissionError(f"{path}: cannot read the pairing secret safely ({exc}); delete the file") from None
     with os.fdopen(fd) as f:
         info = os.fstat(f.fileno())
         if hasattr(os, "getuid") and info.st_uid != os.getuid():
             raise PermissionError(f"{path} belongs to another user; delete it")
-        if stat.S_IMODE(info.st_mode) & 0o077:
+        if repair and stat.S_IMODE(info.st_mode) & 0o077:
             os.fchmod(f.fileno(), 0o600)
-        secret = f.read().strip()
-    return secret or _create_secret(path, replace=True)
+        return f.read().strip()
 
 
 def rotate_secret() -> str:

@@ -364,16 +364,7 @@ class Relay:
             "pid": os.getpid(),
             "port": self.port,
             "clients": len(self._clients),
-            "browsers": [
-                {
-                    "id": peer.info.id,
-                    "userAgent": peer.info.user_agent,
-                    "extensionVersion": peer.info.extension_version,
-                    "userScripts": peer.info.user_scripts,
-                    "tabs": len(peer.tabs),
-                }
-                for peer in self._browsers.values()
-            ],
+            "browsers": self.browsers,
             "authFailures": dict(self.auth_failures),
             "refused": len(self.refused),
             "sessions": self.sessions,
@@ -434,11 +425,15 @@ class Relay:
         self._authenticating.add(connection)
         try:
             await asyncio.wait_for(self._exchange_proofs(connection, role), AUTH_TIMEOUT)
-        except (auth.AuthError, ValueError, ValidationError, TimeoutError, ConnectionClosed) as exc:
+        except (auth.AuthError, ValueError, asyncio.TimeoutError, ConnectionClosed) as exc:
             self.auth_failures[role] += 1
             self._note_refused(path, 1008)
             log.info("refused a %s peer: %s", role, exc or type(exc).__name__)
             await connection.close(1008, "authentication failed")
+            return False
+        except OSError as exc:  # the daemon's secret file became unsafe to read (a symlink, another owner's)
+            log.error("cannot check a %s peer: %s", role, exc)
+            await connection.close(1011, "the relay cannot read its pairing secret; run webmcp-nb doctor")
             return False
         finally:
             self._authenticating.discard(connection)
@@ -465,7 +460,7 @@ class Relay:
             if first.method != Method.HELLO.value:
                 raise ValueError("the first message must be hello")
             info = BrowserInfo.model_validate(first.params)
-        except (ValueError, ValidationError, TimeoutError, ConnectionClosed) as exc:
+        except (ValueError, asyncio.TimeoutError, ConnectionClosed) as exc:
             self._note_refused("/browser", 1008)
             await connection.close(1008, f"bad hello: {exc}"[:120])
             return
