@@ -27,6 +27,9 @@ HERE = Path(__file__).parent / "evals"
         ({"$pattern": "(?i)^new york$"}, "NEW YORK", True),
         ({"$pattern": "^new york$"}, "NEW YORK", False),
         ({"$pattern": "\\d"}, 5, False),  # only strings match a pattern
+        ({"$pattern": "^(?<year>\\d{4})-\\k<year>$"}, "2024-2024", True),  # JavaScript's named groups
+        ({"$pattern": "^(?<year>\\d{4})-\\k<year>$"}, "2024-2025", False),
+        ({"$pattern": "(?<=New )York"}, "New York", True),  # a lookbehind stays one
         ({"$contains": "York"}, "New York", True),
         ({"$contains": "york"}, "New York", False),
         ({"$contains": "5"}, 5, False),
@@ -73,7 +76,7 @@ def test_arguments_match_as_webmcp_evals_match_them(expected, actual, ok):
 def test_bad_patterns_are_errors_not_failures():
     with pytest.raises(matcher.ConstraintError, match="inline flag"):
         matches({"$pattern": "(?x)a b"}, "ab")
-    with pytest.raises(matcher.ConstraintError, match="not a valid"):
+    with pytest.raises(matcher.ConstraintError, match='\\$pattern "\\(unclosed" is not a valid'):  # as JSON
         matches({"$pattern": "(unclosed"}, "x")
 
 
@@ -305,3 +308,26 @@ def test_the_shipped_suites_load(name: str):
     for task in suite.tasks:
         if task.expected:
             assert smoke_steps(task.name, task.expected)
+
+
+# ----- values as theirs spell them -----
+
+
+def test_a_null_result_and_an_error_object_read_as_in_javascript():
+    from webmcp_nb.evals.hosts import unwrap
+    from webmcp_nb.evals.job import conversation
+
+    seeded = (
+        {"role": "model", "type": "functioncall", "name": "get_pizza", "arguments": {}},
+        {"role": "user", "type": "functionresponse", "name": "get_pizza", "response": {"result": None, "size": 1}},
+        {"role": "user", "type": "message", "content": "And now?"},
+    )
+    history, task = conversation(seeded)
+    assert task == "And now?" and '{"result": null, "size": 1}' in history[1]["content"]  # response?.result ?? response
+    assert unwrap({"isError": True, "why": "é"}) == {"error": '{"isError":true,"why":"é"}'}  # JSON.stringify
+
+
+def test_the_printed_report_shows_bidirectional_controls_in_page_text():
+    run = wm.evals.RunRecord("r", "t", "any:m", 1, "browser", status="fail", reasons=["page said \u202eevil"])
+    printed = str(wm.evals.EvalReport([run]))
+    assert "page said <U+202E>evil" in printed and "\u202e" not in printed

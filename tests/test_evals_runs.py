@@ -173,6 +173,13 @@ def test_smoke_runs_the_expected_calls_with_no_model(tmp_path: Path):
     failed = wm.evals.run(broken, mode="smoke", start_url="demo:flights/", output=tmp_path / "b", progress=False)
     (run,) = failed.runs
     assert run.status == "fail" and "must be a real date" in run.reasons[0] and not failed.ok()
+    assert [row["outcome"] for row in run.trajectory] == ["fail"]  # the step that failed
+
+
+def test_smoke_mode_on_a_suite_with_no_expected_call_says_so(tmp_path: Path):
+    chat = wm.evals.suite.parse({"format": "webmcp-nb-evals", "tasks": [{"name": "chat", "prompt": "Hello"}]})
+    with pytest.raises(wm.evals.SuiteError, match="nothing to run in smoke mode"):
+        wm.evals.run(chat, mode="smoke", start_url="demo:flights/", output=tmp_path, progress=False)
 
 
 BISTRO = [
@@ -228,6 +235,10 @@ def test_their_browser_mode_results_and_forms_a_person_must_submit(tmp_path: Pat
     assert "webmcp_nb_evals_probe" not in offered  # the probe that recognised the form is never the model's tool
     session = wm.Session.load(report.session_path(runs["a form the guest submits"]))
     assert [e.data["tool"] for e in session.filter("eval.pending_submission")] == ["bookTable"]
+    suite = wm.evals.load(cases)
+    for run in report.runs:  # from eval.json: the pending result and no probe call, as the run scored them
+        rescored = wm.evals.rescore(report.session_path(run), suite.task(run.task))
+        assert rescored.status == "pass" and rescored.calls == run.calls, run.task
 
 
 @pytest.mark.parametrize("cap", [None, 1])
@@ -253,3 +264,31 @@ def test_a_cap_on_concurrent_requests_per_provider(tmp_path: Path, cap: int | No
     assert report.success_rate() == 1.0
     second_while_first_held = arrivals[1] - arrivals[0] < hold
     assert second_while_first_held is (cap is None), arrivals[:2]
+
+
+def test_a_setup_error_is_not_retried_and_cases_that_share_a_name_get_their_own_runs(tmp_path: Path):
+    mushrooms = {"role": "user", "type": "message", "content": "Add two mushrooms"}
+    expected = [{"functionName": "add_topping", "arguments": {"topping": "mushroom", "count": 2}}]
+    cases = [
+        {"name": "bad pattern", "messages": [mushrooms], "expectedCall": [{"functionName": "add_topping",
+            "arguments": {"topping": {"$pattern": "("}}}]},  # not a regular expression: the suite is wrong
+        {"name": "twice", "messages": [mushrooms], "expectedCall": expected},
+        {"name": "twice", "messages": [mushrooms], "expectedCall": expected},
+        {"messages": [mushrooms], "expectedCall": expected},  # unnamed: named after the first message
+        {"messages": [mushrooms], "expectedCall": expected},
+    ]  # fmt: skip
+    file = tmp_path / "cases.json"
+    file.write_text(json.dumps(cases))
+    suite = wm.evals.load(file, tools=HERE / "schema.json")
+    names = ["bad pattern", "twice", "twice (2)", "Add two mushrooms", "Add two mushrooms (2)"]
+    assert [t.name for t in suite.tasks] == names
+    with ScriptedServer(by_task(PIZZA)) as server:
+        report = wm.evals.run(suite, models=[model(server)], retries=1, output=tmp_path / "out", progress=False)
+    runs = {r.task: r for r in report.runs}
+    bad = runs["bad pattern"]
+    assert (bad.status, bad.error_kind, bad.timings["attempts"]) == ("error", "setup", 1)  # a retry would end so too
+    assert [runs[name].status for name in names[1:]] == ["pass"] * 4
+    assert len({r.session for r in report.runs}) == 5
+    for run in report.runs:  # each run kept its own session folder
+        session = wm.Session.load(report.session_path(run))
+        assert session.header.eval_run == run.run_id

@@ -89,6 +89,13 @@ def test_a_streamable_http_server(tmp_path) -> None:
         thread.join(10)
 
 
+@pytest.mark.timeout(60)  # a hang, not a slow failure, is the bug
+def test_a_server_that_never_answers_the_handshake_times_out() -> None:
+    silent = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with pytest.raises(wm.NotConnectedError, match="handshake within 1 s"):
+        wm.mcp.connect(silent, name="silent", timeout=1)
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 def test_list_changes_are_followed(server) -> None:

@@ -5,6 +5,7 @@ Inspector's CLI (a Node package). Each server launches its own Chromium (``--lau
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from mcp_peers import Changes, node_tool, server_env, webmcp_nb_mcp
 
 from webmcp_nb.demo import DEMO_SEARCH
 from webmcp_nb.mcp.server import FIXED_TOOLS, PAGE_NAME_LIMIT
+from webmcp_nb.skills import builtin_skills_path
 
 SEARCH = DEMO_SEARCH
 FIXED = {tool.name for tool in FIXED_TOOLS}
@@ -77,6 +79,7 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
             assert page_tool.output_schema is None and page_tool.annotations.read_only_hint is False
             hints = {t.name: t.annotations for t in listing.tools}
             assert hints["list_tabs"].read_only_hint and hints["close_tab"].destructive_hint
+            assert hints["select_tab"].read_only_hint is False  # with force it takes another session's tab
 
             seen = changes.count
             result = await client.call_tool("page_searchFlights", SEARCH)
@@ -102,6 +105,10 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
             assert injected["ok"] and "readPage" in injected["tools"]
             seen = await changes.after(seen)  # the skill's tools joined the page's
             assert "page_readPage" in names(await client.list_tools())
+            for path in by_path:  # not a name list_skills gives
+                refused = await client.call_tool("inject_skill", {"name": path})
+                assert refused.is_error and "no skill" in refused.content[0].text
+            assert "page_evil" not in names(await client.list_tools())
 
             failed = await client.call_tool("page_boom", {})
             assert failed.is_error and "kaboom 42" in failed.content[0].text
@@ -128,6 +135,11 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
             )
             assert cancelled == ["hang"]
 
+    outside = tmp_path / "evil"  # a skill folder the client names by path: never injected
+    outside.mkdir()
+    (outside / "SKILL.md").write_text("---\nname: evil\n---\nNot shipped.\n")
+    (outside / "tools.js").write_text("defineTool({name: 'evil', description: 'E'}, async () => 1);\n")
+    by_path = [str(outside), os.path.relpath(outside, builtin_skills_path())]  # absolute, and ../../…
     with open(tmp_path / "server.log", "w") as errlog:
         anyio.run(run, errlog)
 

@@ -89,6 +89,11 @@ def plan(
     tasks = suite.tasks
     if chosen_mode == "smoke" and suite.kind != "webmcp-evals":  # a native task that expects no call: nothing to do
         tasks = tuple(t for t in tasks if matcher.count_expected(t.expected or ()))
+        if not tasks:
+            raise SuiteError(
+                f"{suite.name}: nothing to run in smoke mode, which makes the calls a task expects, and no task "
+                "expects one; run it with a model instead"
+            )
     specs = []
     for model in _models(suite, models, chosen_mode):
         for repeat in range(1, count + 1):
@@ -193,16 +198,47 @@ run = blocking(arun)
 
 
 def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str = "browser") -> RunRecord:
-    """Score a recorded run again, with no browser and no key: the calls and the answer come from the session,
-    what the page showed from the ``eval.json`` beside it; the task's constraints (perhaps edited since) are
-    applied again."""
+    """Score a recorded run again against ``task`` (its constraints perhaps edited since), with no browser and no
+    key. What the run did (its calls and their results as the matcher saw them, the answer, what the page showed)
+    comes from the ``eval.json`` beside the session, so an unchanged task gets the run's own verdict; a run that
+    ended in a browser, endpoint or internal error has nothing to score and comes back as it was. A session with
+    no ``eval.json`` (``mode`` then says how it ran) is read from its events, which lack what only the eval saw."""
     from ..session import Session as _Session
-    from .job import RECORD_FILE, CallRow, Check, _score
+    from .job import RECORD_FILE, Check, _score
 
     recorded = session if isinstance(session, _Session) else _Session.load(Path(session))
+    beside = recorded.directory / RECORD_FILE
+    if beside.is_file():
+        record = RunRecord.from_dict(json.loads(beside.read_text(encoding="utf-8")))
+        if record.status == "error" and record.error_kind != "setup":
+            return record
+        seen = [c for c in record.checks if "answer" not in c.check]
+    else:
+        record, seen = _from_events(recorded, task, mode), []
+    record.task, record.status, record.reasons, record.error_kind, record.error = task.name, "pass", [], None, None
+    record.trajectory, record.checks = [], []
+    for current in task.expect_state:
+        found = next((c for c in seen if _same_target(current, c.check)), None)
+        key = next(k for k in ("url", "text", "count", "result") if k in current)
+        if found is None:
+            record.checks.append(Check(dict(current), None, False, "not observed in this run"))
+        else:
+            ok = found.error is None and matcher.matches(current[key], found.observed)
+            record.checks.append(Check(dict(current), found.observed, ok, found.error))
+    record.expected_steps = matcher.count_expected(task.expected or ())
+    _score(RunSpec(record.run_id, "rescored", task, None, record.repeat, record.mode), record)
+    return record
+
+
+def _from_events(recorded: Session, task: Task, mode: str) -> RunRecord:
+    """A run's calls and answer from its session's events alone (a session with no ``eval.json``)."""
+    from ..display import json_or_text
+    from .hosts import unwrap
+    from .job import CallRow
+
     header = recorded.header
     label = f"{header.provider}:{header.model}" if header.provider else "smoke"
-    record = RunRecord("rescored", task.name, label, 1, mode, status="pass")
+    record = RunRecord("rescored", task.name, label, 1, mode)
     calls: dict[str, list[CallRow]] = {}
     for event in recorded.events:
         data = event.data
@@ -213,34 +249,13 @@ def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str 
         elif event.kind in ("tool.returned", "tool.failed") and calls.get(str(data.get("tool"))):
             row = calls[str(data.get("tool"))].pop(0)
             if event.kind == "tool.returned":
-                text = data.get("text")
-                try:
-                    value = json.loads(text) if isinstance(text, str) else text
-                except ValueError:
-                    value = text
-                from .hosts import unwrap
-
-                row.result = unwrap(value)
+                row.result = unwrap(json_or_text(data.get("text")))
             else:
                 row.result, row.error = {"error": data.get("error")}, data.get("code")
         elif event.kind == "tool.denied":
             record.calls.append(CallRow(str(data.get("tool")), data.get("arguments"), denied=True))
         elif event.kind == "agent.turn.finished":
             record.answer = data.get("answer")
-    beside = recorded.directory / RECORD_FILE
-    seen = json.loads(beside.read_text(encoding="utf-8")).get("checks", []) if beside.is_file() else []
-    for current in task.expect_state:
-        found = next((c for c in seen if _same_target(current, c["check"])), None)
-        key = next(k for k in ("url", "text", "count", "result") if k in current)
-        if found is None:
-            record.checks.append(Check(dict(current), None, False, "not observed in this run"))
-        else:
-            ok = found.get("error") is None and matcher.matches(current[key], found.get("observed"))
-            record.checks.append(Check(dict(current), found.get("observed"), ok, found.get("error")))
-    spec = RunSpec("rescored", "rescored", task, None, 1, mode)
-    record.expected_steps = matcher.count_expected(task.expected or ())
-    record.status = "pass"
-    _score(spec, record)
     return record
 
 

@@ -1,7 +1,7 @@
 """Where the runs run. Each run is one independent job (:func:`webmcp_nb.evals.job.arun_job`); an engine only
-decides where and how many at once, retries runs that ended in an error, and brings the results (and the
-session folders) back. No scheduler of our own: ``local`` is an asyncio semaphore on the library's loop,
-``dask`` is Dask's.
+decides where and how many at once, retries runs that ended in a browser or endpoint error, and brings the
+results (and the session folders) back. No scheduler of our own: ``local`` is an asyncio semaphore on the
+library's loop, ``dask`` is Dask's.
 
 - ``local``: ``concurrency`` runs at a time in this process, each with its own Chromium.
 - ``dask``: each run is a task on a ``distributed`` cluster — the ``client`` given, the current one, or a

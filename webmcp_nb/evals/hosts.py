@@ -68,7 +68,9 @@ def unwrap(value: Any) -> Any:
             return {"error": content[0]["text"]} if value.get("isError") else content[0]["text"]
         if value.get("isError"):
             error = value.get("error")
-            return {"error": error if isinstance(error, str) else json.dumps(value)}
+            if not isinstance(error, str):  # theirs: JSON.stringify(value)
+                error = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+            return {"error": error}
     return value
 
 

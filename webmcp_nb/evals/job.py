@@ -28,7 +28,7 @@ from ..agent_rules import result_text
 from ..errors import ModelError, NotConnectedError, WebMCPError
 from ..skills import Skill, builtin_skills_path
 from . import matcher
-from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab
+from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab, unwrap
 from .suite import NO_ANSWER_CHECK, Model, Task
 
 if TYPE_CHECKING:
@@ -44,6 +44,8 @@ DEMO_PREFIX = "demo:"
 """A start URL on the bundled demo pages, served by the process that runs the job (wherever that is)."""
 RECORD_FILE = "eval.json"
 """The run's record, written next to its session.jsonl."""
+RETRIED = ("browser", "endpoint")
+"""The error kinds engines retry: another attempt may go better (a setup or internal error would end the same)."""
 RUN_MARK = "--webmcp-nb-eval-run="
 """Added to each run's Chromium command line, so its processes can be found (and counted) from outside."""
 
@@ -242,7 +244,8 @@ def conversation(messages: tuple[Mapping[str, Any], ...]) -> tuple[list[dict[str
             open_calls.append((call_id, str(message["name"])))
         elif kind == "functionresponse":
             response = message.get("response")
-            value = response.get("result", response) if isinstance(response, dict) else response
+            found = response.get("result") if isinstance(response, dict) else None
+            value = response if found is None else found  # theirs: response?.result ?? response
             text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             match = next((c for c in open_calls if c[1] == message["name"]), open_calls[0] if open_calls else None)
             if match is None:
@@ -287,8 +290,9 @@ async def arun_job(
     gate: Gate | None = None,
     worker: str = "local",
 ) -> RunRecord:
-    """Run ``spec`` once. Raises :class:`RunError` (carrying the record) when the browser or the endpoint failed;
-    returns the record for a pass or a fail. ``browser``: use this one (a fresh tab) instead of launching one."""
+    """Run ``spec`` once. Raises :class:`RunError` (carrying the record) when the browser or the endpoint failed:
+    those may go better next time; returns the record otherwise, a setup or internal error included (a retry would
+    end the same). ``browser``: use this one (a fresh tab) instead of launching one."""
     record = RunRecord(spec.run_id, spec.task.name, spec.model.label if spec.model else "smoke", spec.repeat, spec.mode)
     record.expected_steps = matcher.count_expected(spec.task.expected or ())
     record.timings = {"worker": worker, "pid": os.getpid(), "started": time.time()}
@@ -312,7 +316,7 @@ async def arun_job(
     record.timings["ended"] = time.time()
     with contextlib.suppress(OSError):  # next to the session: what the eval made of it (rescore reads it)
         (session_dir / RECORD_FILE).write_text(json.dumps(record.to_dict(), default=str), encoding="utf-8")
-    if record.status == "error":
+    if record.status == "error" and record.error_kind in RETRIED:
         raise RunError(record)
     return record
 
@@ -501,17 +505,11 @@ async def _state(spec: RunSpec, record: RunRecord, view: EvalTab) -> None:
                     why = "no such tool" if tool is None else "not read-only (state checks never change the page)"
                     raise ValueError(f"{check['tool']}: {why}")
                 value = (await view._tab.acall(tool.name, dict(check.get("arguments") or {}))).value
-                result.observed = _unwrapped(value)
+                result.observed = unwrap(value)
                 result.passed = matcher.matches(check["result"], result.observed)
         except (WebMCPError, ValueError, matcher.ConstraintError) as exc:
             result.error = str(exc)
         record.checks.append(result)
-
-
-def _unwrapped(value: Any) -> Any:
-    from .hosts import unwrap
-
-    return unwrap(value)
 
 
 def _row(row: matcher.Row, calls: list[matcher.Call], known: list[int]) -> dict[str, Any]:
@@ -539,7 +537,10 @@ def _score(spec: RunSpec, record: RunRecord) -> None:
     """The verdict: the trajectory matches, no forbidden call, the answer and every state check pass."""
     task = spec.task
     if spec.mode == "smoke":
-        record.trajectory = [{"expected": None, "call": i, "outcome": "pass"} for i in range(len(record.calls))]
+        record.trajectory = [
+            {"expected": None, "call": i, "outcome": "fail" if call.error else "pass"}
+            for i, call in enumerate(record.calls)
+        ]
     else:
         known = [i for i, c in enumerate(record.calls) if not c.unknown]  # as their local mode: not in the trajectory
         calls = [matcher.Call(record.calls[i].tool, record.calls[i].arguments, record.calls[i].result) for i in known]

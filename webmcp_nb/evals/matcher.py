@@ -103,6 +103,18 @@ def _strict_equal(a: Any, b: Any) -> bool:
 
 _FLAGS: dict[str, int] = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "d": 0, "g": 0, "u": 0, "v": 0}
 _INLINE = re.compile(r"^\(\?([a-zA-Z]+)\)")
+_NAMED = re.compile(r"(?<!\\)((?:\\\\)*)(\(\?<(?![=!])|\\k<)([A-Za-z_][A-Za-z0-9_]*)>")
+"""JavaScript's named groups ``(?<name>…)`` and back-references ``\\k<name>`` (not after an escaping backslash)."""
+
+
+def _python_names(text: str) -> str:
+    """JavaScript's named groups in Python's spelling: ``(?P<name>…)``, ``(?P=name)``."""
+
+    def spelled(found: re.Match[str]) -> str:
+        name = found.group(3)
+        return found.group(1) + (f"(?P<{name}>" if found.group(2) == "(?<" else f"(?P={name})")
+
+    return _NAMED.sub(spelled, text)
 
 
 def _pattern(raw: Any) -> tuple[re.Pattern[str], bool]:
@@ -118,13 +130,18 @@ def _pattern(raw: Any) -> tuple[re.Pattern[str], bool]:
                 flags |= _FLAGS[flag]
             else:
                 raise ConstraintError(
-                    f'unsupported inline flag "(?{flag})" in $pattern {text!r}; supported: d, g, i, m, s, u, v, y'
+                    f'unsupported inline flag "(?{flag})" in $pattern {_json(text)}; supported: d, g, i, m, s, u, v, y'
                 )
         text = text[found.end() :]
     try:
-        return re.compile(text, flags), sticky
+        return re.compile(_python_names(text), flags), sticky
     except re.error as exc:
-        raise ConstraintError(f"$pattern {raw!r} is not a valid regular expression: {exc}") from None
+        raise ConstraintError(f"$pattern {_json(raw)} is not a valid regular expression: {exc}") from None
+
+
+def _json(value: Any) -> str:
+    """A suite's value as the suite spells it (JSON), in messages."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _compare(op: str, actual: Any, bound: Any) -> bool:

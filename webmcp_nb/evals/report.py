@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..display import Markup, clip, escape, table
+from ..display import Markup, clip, escape, table, visible
 from .job import RunRecord
 
 __all__ = ["EvalReport", "Comparison", "wilson", "pass_hat_k", "percentile", "TIMING_FIELDS"]
@@ -392,7 +392,7 @@ class EvalReport:
                 lines.append(
                     f"  {r.status.upper()} {r.model} · {r.task} #{r.repeat}: {'; '.join(r.reasons) or r.error}"
                 )
-        return "\n".join(lines)
+        return visible("\n".join(lines))  # reasons and errors quote the page: its text cannot read backwards
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         html = (
@@ -478,7 +478,7 @@ class Comparison:
     def __str__(self) -> str:
         lines = [f"{len(self.better)} better, {len(self.worse)} worse"]
         lines += [f"  {r[5]:6} {r[0]} · {r[1]}: success {r[2]}, tokens/run {r[3]}, p50 {r[4]}" for r in self._rows()]
-        return "\n".join(lines)
+        return visible("\n".join(lines))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         head = f"<b>{len(self.better)} better, {len(self.worse)} worse</b>"

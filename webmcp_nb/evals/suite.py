@@ -285,6 +285,24 @@ def _task(where: str, raw: Any, index: int, native: bool) -> Task:
     )
 
 
+def _unique(tasks: tuple[Task, ...]) -> tuple[Task, ...]:
+    """webmcp-evals' cases may share a name (or, unnamed, a first message); a run's id comes from its task's name,
+    so the later ones become ``name (2)``, ``name (3)``… (never a name another case has)."""
+    taken = {task.name for task in tasks}
+    seen: set[str] = set()
+    unique = []
+    for task in tasks:
+        if task.name in seen:
+            n = 2
+            while f"{task.name} ({n})" in taken:
+                n += 1
+            task = replace(task, name=f"{task.name} ({n})")
+            taken.add(task.name)
+        seen.add(task.name)
+        unique.append(task)
+    return tuple(unique)
+
+
 def load_tools(path: str | os.PathLike[str]) -> tuple[Mapping[str, Any], ...]:
     """The tools of a webmcp-evals ``schema.json`` (``{"tools": [{name, description, inputSchema}]}``)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -303,7 +321,7 @@ def parse(data: Any, *, name: str = "suite", path: Path | None = None) -> Suite:
     """A suite from already-parsed data (a list: webmcp-evals' cases; a mapping: the native format)."""
     where = str(path) if path else name
     if isinstance(data, list):
-        tasks = tuple(_task(f"{where} case {i + 1}", case, i, native=False) for i, case in enumerate(data))
+        tasks = _unique(tuple(_task(f"{where} case {i + 1}", case, i, native=False) for i, case in enumerate(data)))
         if not tasks:
             raise _fail(where, "no cases")
         return Suite(name, tasks, kind="webmcp-evals", path=str(path) if path else None)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import json
 import re
 import shlex
 import time
@@ -31,7 +30,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
 from .._loop import blocking, on_loop
-from ..display import Markup, clip, escape, pre_json, pretty_json, table
+from ..display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table
 from ..errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from ..events import Event, EventStream
 from ..home import home
@@ -62,10 +61,7 @@ class MCPResult:
         self.duration_ms = duration_ms
         self.value: Any = result.structured_content
         if self.value is None:
-            try:
-                self.value = json.loads(self.text)
-            except ValueError:
-                self.value = self.text
+            self.value = json_or_text(self.text)
 
     def __repr__(self) -> str:
         return f"MCPResult({self.tool!r}, {self.duration_ms:.1f} ms, value={clip(repr(self.value), 200)})"
@@ -219,11 +215,22 @@ class MCPServer:
     # ----- the connection, held in one task -----
 
     async def _open(self, timeout: float) -> None:
+        """Connect within ``timeout`` seconds, else ``NotConnectedError``. On any failure the holder is cancelled
+        before closing: it may still be inside the SDK's handshake, which has no timeout of its own."""
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._holder = asyncio.ensure_future(self._hold(ready))
+        holder = self._holder = asyncio.ensure_future(self._hold(ready))
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
+        except TimeoutError:
+            holder.cancel()
+            await self.aclose()
+            where = f" (its stderr is in {self._log.name})" if self._log is not None else ""
+            raise NotConnectedError(
+                f"MCP server {self.name} did not complete the MCP handshake within {timeout:g} s{where}: check "
+                "that the command or URL runs an MCP server, or give connect() a longer timeout"
+            ) from None
         except BaseException:
+            holder.cancel()
             await self.aclose()
             raise
 
@@ -265,7 +272,9 @@ class MCPServer:
                             return
                 await self._closing.wait()
         except BaseException as exc:
-            if not ready.done():
+            if not ready.done() and isinstance(exc, asyncio.CancelledError):
+                ready.cancel()  # _open gave up waiting: nobody reads it
+            elif not ready.done():
                 ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}"))
             elif not isinstance(exc, asyncio.CancelledError):
                 raise

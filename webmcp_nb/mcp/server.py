@@ -124,7 +124,7 @@ FIXED_TOOLS: list[types.Tool] = [
             {"tab_id": _TAB_ID, "force": {"type": "boolean", "description": "Take the tab from another session."}},
             ["tab_id"],
         ),
-        annotations=_annotations(True, False, True),
+        annotations=_annotations(False, False, True),  # not read-only: with force it takes another session's tab
     ),
     types.Tool(
         name="navigate",
@@ -180,8 +180,8 @@ FIXED_TOOLS: list[types.Tool] = [
     ),
     types.Tool(
         name="inject_skill",
-        description="Runs an installed or shipped skill (by name, from list_skills) in the bound tab: its tools "
-        "join the page's. Only existing skills: no new JavaScript.",
+        description="Runs a shipped skill (by its name, from list_skills) in the bound tab: its tools join the "
+        "page's. Only existing skills: no path, no new JavaScript.",
         input_schema=_object({"name": {"type": "string", "description": "The skill's name."}}, ["name"]),
         annotations=_annotations(False, False, True),
     ),
@@ -246,12 +246,14 @@ class _PageNames:
         self.tab_id = tab_id
         self.by_key: dict[ToolKey, str] = {}
         self.keys: dict[str, ToolKey] = {}
+        self._taken: set[str] = set()  # the names without their prefix, as model_name checks them
 
     def name(self, key: ToolKey) -> str:
         found = self.by_key.get(key)
         if found is None:
-            taken = {name[len(PAGE_PREFIX) :] for name in self.keys}
-            found = PAGE_PREFIX + model_name(key[1], taken, PAGE_NAME_LIMIT - len(PAGE_PREFIX))
+            safe = model_name(key[1], self._taken, PAGE_NAME_LIMIT - len(PAGE_PREFIX))
+            self._taken.add(safe)
+            found = PAGE_PREFIX + safe
             self.by_key[key], self.keys[found] = found, key
         return found
 
@@ -352,7 +354,8 @@ class WebMCPServer:
                 await self._bind(self.tab, force=False)
 
     def _on_event(self, event: Event) -> None:
-        """Anything about the bound tab may change the page tools; the session may have been closed or unbound."""
+        """The bound tab's tool changes and navigations may change the page tools (a call or any other tab's
+        event never does: each check lists every tool); the session may have been closed or unbound."""
         if event.kind == "mcp.session.ended" and event.data.get("session") == self.session_id:
             if not self._relay_lost:
                 self.closed.set()
@@ -361,7 +364,7 @@ class WebMCPServer:
             if self.tab is not None and event.tab_id != self.tab.id:
                 self._unbound(f"another session took tab {self.tab.id}, or it closed")
             return
-        if self.tab is not None and (event.tab_id == self.tab.id or event.kind == "tools.changed"):
+        if self.tab is not None and event.tab_id == self.tab.id and event.kind in ("tools.changed", "navigation"):
             self._changed()
 
     def _unbound(self, why: str) -> None:
@@ -393,7 +396,7 @@ class WebMCPServer:
 
     def _announce_if_changed(self) -> None:
         self._check_soon = False
-        listing = tuple((tool.name, tool.description, json.dumps(tool.input_schema)) for tool in self._page_tools())
+        listing = _listing(self._page_tools())
         if listing != self._announced:
             first = self._announced is None
             self._announced = listing
@@ -446,7 +449,7 @@ class WebMCPServer:
     ) -> types.ListToolsResult:
         await self._enter(ctx)
         page = self._page_tools()
-        self._announced = tuple((tool.name, tool.description, json.dumps(tool.input_schema)) for tool in page)
+        self._announced = _listing(page)
         return types.ListToolsResult(tools=[*FIXED_TOOLS, *page])
 
     async def _call_tool(
@@ -486,16 +489,24 @@ class WebMCPServer:
                 f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} ({tab.url}). "
                 "List the tools again (list_page_tools)."
             )
-        _, wrapped = normalize_schema(tool.info.input_schema)
-        page_arguments = arguments.get("input") if wrapped else arguments
-        return await self._run(ctx, tab, tool.name, page_arguments, frame=key[0])
+        if normalize_schema(tool.info.input_schema)[1]:  # listed as {"input": value}; the page wants the value
+            raise _Failure(
+                f"{name} cannot be called: the page's input schema is not an object, and webmcp-nb passes page "
+                "tools an object of arguments (call_page_tool cannot either)"
+            )
+        return await self._run(ctx, tab, tool.name, arguments, frame=key[0])
 
     async def _run(
-        self, ctx: ServerRequestContext[Any, Any], tab: Tab, name: str, arguments: Any, *, frame: int | None
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        tab: Tab,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        frame: int | None,
     ) -> types.CallToolResult:
         """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call."""
-        args = arguments if isinstance(arguments, dict) else {"input": arguments}
-        result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, args, frame=frame))
+        result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, arguments, frame=frame))
         return _text(result.text, error=result.is_error)
 
     def _require_tab(self) -> Tab:
@@ -576,9 +587,10 @@ class WebMCPServer:
         args = arguments.get("arguments") or {}
         if not isinstance(args, dict):
             raise _Failure("arguments must be an object")
-        if name in self._names.keys and tab._tools.get(self._names.keys[name]) is not None:
-            return await self._call_page_by_mcp_name(ctx, name, args)
-        return await self._run(ctx, tab, name, args, frame=None)
+        key = self._names.keys.get(name) or tab._tools.names().get(name)  # its page_* name, or the page's
+        if key is not None and tab._tools.get(key) is not None:
+            return await self._call_page_by_mcp_name(ctx, self._names.name(key), args)
+        return await self._run(ctx, tab, name, args, frame=None)  # one the mirror left out: the page decides
 
     async def _tool_list_skills(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
         browser = self._browser()
@@ -586,24 +598,22 @@ class WebMCPServer:
             {"name": s.name, "version": s.version, "description": s.description, "match": s.match, "enabled": s.enabled}
             for s in browser.skills.values()
         ]
-        shipped = []
-        for folder in sorted(builtin_skills_path().iterdir()):
-            if (folder / "SKILL.md").is_file():
-                skill = Skill.load(folder)
-                shipped.append({"name": skill.name, "description": skill.description, "match": list(skill.match)})
+        shipped = [
+            {"name": skill.name, "description": skill.description, "match": list(skill.match)}
+            for skill in _shipped_skills().values()
+        ]
         return _json({"installed": installed, "shipped": shipped})
 
     async def _tool_inject_skill(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+        """Only a skill list_skills names, looked up by name: never a path, so no folder of the client's
+        choosing (``../x``, ``/tmp/x``) runs in the user's browser."""
         tab, name = self._require_tab(), _string(arguments, "name")
-        skill = self._browser().skills.source(name)
+        skill = self._browser().skills.source(name) or _shipped_skills().get(name)
         if skill is None:
-            try:
-                skill = Skill.builtin(name)
-            except (FileNotFoundError, ValueError):
-                raise _Failure(
-                    f"no skill {name!r} to inject: list_skills names the shipped ones; an installed skill "
-                    "runs by itself on the pages it matches"
-                ) from None
+            raise _Failure(
+                f"no skill {name!r} to inject: give a shipped skill's name, as list_skills lists it (an installed "
+                "skill runs by itself on the pages it matches)"
+            )
         result = await tab.ainject(skill)
         return _json({"skill": skill.name, "tab": tab.id, "ok": result.ok, "tools": list(result.tools)})
 
@@ -631,6 +641,18 @@ def _string(arguments: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise _Failure(f"{key} must be a non-empty string")
     return value
+
+
+def _listing(page_tools: list[types.Tool]) -> tuple[tuple[str, str | None, str], ...]:
+    """What a client sees of the page tools: a change in it is announced as a list change."""
+    return tuple((tool.name, tool.description, json.dumps(tool.input_schema)) for tool in page_tools)
+
+
+def _shipped_skills() -> dict[str, Skill]:
+    """The skills shipped with webmcp-nb, by name (what list_skills shows and inject_skill accepts)."""
+    folders = sorted(builtin_skills_path().iterdir())
+    skills = (Skill.load(folder) for folder in folders if (folder / "SKILL.md").is_file())
+    return {skill.name: skill for skill in skills}
 
 
 def _origin(url: str) -> str:
