@@ -25,7 +25,7 @@ function allowed(policy, url) {
 
 export async function offerLane(endpoint, tabId) {
   const settings = relaySettings();
-  if (endpoint.lane || !isConnected() || !settings || endpoint.tools.length === 0) return;
+  if (endpoint.lane || !isConnected() || !settings || endpoint.tools.size === 0) return;
   if (!allowed(settings.lanes, endpoint.url)) return;
   endpoint.lane = 'offered';
   const { key, protocol, expect } = await laneCredentials();

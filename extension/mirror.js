@@ -42,11 +42,10 @@ const wiring = {
 export const wireMirror = (callbacks) => Object.assign(wiring, callbacks);
 
 // One endpoint's tools by name, in the order they joined, within the bounds. `count` is how many the frame
-// says it has; the difference is what was left out. (`length` is for lanes.js, which asks whether there are any.)
+// says it has; the difference is what was left out.
 class FrameTools extends Map {
   chars = 0;
   count = 0;
-  get length() { return this.size; }
   get omitted() { return Math.max(0, this.count - this.size); }
 
   put(record) {

@@ -47,6 +47,8 @@ def test_invalid_arguments_are_refused_in_python_and_never_reach_the_page(tab):
             tab.call("strict", args)
         assert info.value.field == field, (args, info.value)
         assert field.split(".")[-1] in str(info.value)
+    with pytest.raises(wm.InvalidArgumentsError, match="must be a dict of named values, not list"):
+        tab.call("strict", [2, "ABC"])  # (was a TypeError from deep inside the library)
     assert tab.call("received").value == []
     tab.call("strict", count=2, code="ABC")
     assert tab.call("received").value == [{"count": 2, "code": "ABC"}]

@@ -316,7 +316,6 @@ def diagnostics(lab: Lab) -> list[Any]:
     """``doctor`` and ``browsers()`` as they would show this tab through the relay: the tab's URL, and page
     text in every field a check or a browser line holds."""
     text = lab.everything
-    state = {"id": text, "userAgent": text, "extensionVersion": text, "userScripts": False, "tabs": 1}
     tabs = [
         {
             "id": lab.tab.id,
@@ -324,8 +323,9 @@ def diagnostics(lab: Lab) -> list[Any]:
             "tools": [t.info.model_dump() for t in lab.tab.tools.values()],
         }
     ]
+    state = {"id": text, "userAgent": text, "extensionVersion": text, "userScripts": False, "tabs": tabs}
     diagnosis = Diagnosis()
-    _check_browsers(diagnosis, {"browsers": [state], "hello": {"browsers": [{"id": text, "tabs": tabs}]}})
+    _check_browsers(diagnosis, {"browsers": [state]})  # the relay's status: its browsers as hello carries them
     diagnosis.add(text, "fail", text, text)
     return [diagnosis, BrowserList([BrowserSummary.from_state(state)])]
 
@@ -385,9 +385,11 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     assert not missing, f"not shown by this test: {missing}"
     formatter = DisplayFormatter()
     parts = []
+    plain = []  # the text fallback (a terminal, `webmcp-nb eval`'s output): bidi controls shown, not obeyed
     for i, obj in enumerate(shown):
         bundle, _ = formatter.format(obj)
         assert set(bundle) <= {"text/plain", "text/html", "image/png"}, f"{type(obj)}: check {set(bundle)} here"
+        plain += [f"{type(obj).__name__}: text/plain" for text in [bundle["text/plain"], str(obj)] if BIDI.search(text)]
         if "image/png" in bundle:
             assert bundle["image/png"].startswith(b"\x89PNG")
         if "text/html" in bundle:
@@ -395,7 +397,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
     bad = violations(seen, "rich reprs") + violations(lab.render(report.html), "session report")
     bad += violations(lab.render(eval_report), "eval report")
-    assert not bad, "\n".join(bad)
+    assert not bad + plain, "\n".join(bad + sorted(set(plain)))
     assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
     assert report.html.count("src='data:image/png;base64,") >= 2  # the confirmed transfer, before and after
     assert any(not r.ok and "<img src=x onerror=" in str(r) for r in run.injections)  # the page's reason, as text

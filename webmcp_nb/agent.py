@@ -36,7 +36,7 @@ from .agent_rules import (
     result_text,
     stop_note,
 )
-from .display import clip, escape, pre_json, table
+from .display import clip, escape, pre_json, table, visible
 from .errors import AgentBusyError, ConfigurationError, ConfirmationRequiredError, WebMCPError
 from .events import Event, EventStream, acting_as
 from .model_io import ModelIO, Usage, parse_arguments
@@ -122,7 +122,7 @@ class AgentResult:
             + "".join(f"<div><i>{escape(note)}</i></div>" for note in notes)
             + "</div>"
         )
-        return {"text/plain": "\n".join(text + notes), "text/html": html}
+        return {"text/plain": visible("\n".join(text + notes)), "text/html": html}
 
 
 @dataclass

@@ -326,7 +326,7 @@ class Browser:
                 if quiet:
                     return
                 raise ToolTimeoutError(f"gave up waiting for {what} after {timeout:g} s")
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
     async def _wait_bound(self, timeout: float, advice: Callable[[], str]) -> None:
@@ -358,7 +358,7 @@ class Browser:
             return await self._connection.request(method.value, {"browserId": self.id, **params}, timeout)
         except NotConnectedError:
             if self.process is not None and not self._closed:  # did the Chromium we launched just die?
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._exited.wait(), EXIT_GRACE)
                 if crash := self._crashed():
                     raise crash from None

@@ -95,7 +95,11 @@ def _pair(args: argparse.Namespace) -> int:
         return 0
     if args.rotate:
         rotate_secret()
-        print("made a new pairing secret; paired extensions fetch it by themselves when they next connect")
+        print(
+            "made a new pairing secret; paired extensions fetch it by themselves when they next connect. Peers "
+            "connected now stay connected until they reconnect: to cut them off, stop the relay (webmcp-nb doctor "
+            "shows its pid)."
+        )
     written = install(folders, port=args.port)
     if not written:
         known = ", ".join(str(f.path) for f in browser_folders())

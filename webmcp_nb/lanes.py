@@ -262,7 +262,7 @@ class Lanes:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
-                with contextlib.suppress(TimeoutError):
+                with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._granted.wait(), remaining)
         finally:
             self._waiting -= 1

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ._loop import blocking, on_loop
-from .display import clip, json_or_text, table
+from .display import clip, json_or_text, table, visible
 from .errors import WebMCPError
 from .session import Session
 
@@ -57,7 +57,7 @@ class ReplayReport:
         for d in self.divergences:
             lines.append(f"step {d.step} {d.tool}({clip(json.dumps(d.arguments), 100)}):")
             lines.append(d.diff)
-        return "\n".join(lines)
+        return visible("\n".join(lines))  # the diff holds the page's text
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         rows = [[d.step, d.tool, clip(json.dumps(d.arguments), 80), d.diff] for d in self.divergences]

@@ -26,7 +26,7 @@ import yaml
 
 from ._loop import blocking, on_loop, warn
 from .agent_rules import Risk
-from .display import escape, table
+from .display import escape, table, visible
 from .errors import InvalidArgumentsError, SkillHealthError
 from .protocol import InstalledSkill, Method
 
@@ -59,9 +59,9 @@ class InjectionResult:
     def __str__(self) -> str:
         name = f"skill {self.skill!r}" if self.skill else "the skill"
         if not self.ok:
-            return f"{name} is not active in tab {self.tab_id}: {self.reason}"
+            return visible(f"{name} is not active in tab {self.tab_id}: {self.reason}")
         tools = ", ".join(self.tools) if self.tools else "none"
-        return f"{name} is active in tab {self.tab_id}; its tools: {tools}"
+        return visible(f"{name} is active in tab {self.tab_id}; its tools: {tools}")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         mark = "✔" if self.ok else "✖"

@@ -8,10 +8,11 @@ import base64
 import difflib
 import json
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._loop import blocking, on_loop, warn
-from .display import escape
+from .display import escape, visible
 from .errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from .events import origin
 from .protocol import Method, TabInfo, ToolInfo
@@ -122,6 +123,11 @@ class Tab:
         ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
         (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
         """
+        if args is not None and not isinstance(args, Mapping):
+            raise InvalidArgumentsError(
+                f"{name}: the arguments must be a dict of named values, not {type(args).__name__} (WebMCP tools "
+                "take an object; a tool whose schema is not one cannot be called)"
+            )
         arguments = {**(args or {}), **kwargs}
         events, where = self._browser.events, {"tab_id": self.id, "url": self.url, "origin": origin()}
         try:
@@ -292,7 +298,7 @@ class Tab:
         tools = self.tools._repr_mimebundle_()
         head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
         return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 

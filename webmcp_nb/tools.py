@@ -63,7 +63,7 @@ class ToolResult:
         status = "error" if self.is_error else "ok"
         head = f"{self.tool} → {status} in {self.duration_ms:.1f} ms"
         bundle: dict[str, Any] = {
-            "text/plain": f"{head}\n{pretty_json(self.value, 4000)}",
+            "text/plain": visible(f"{head}\n{pretty_json(self.value, 4000)}"),
             "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
         }
         return bundle

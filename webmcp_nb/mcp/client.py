@@ -30,7 +30,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
 from .._loop import blocking, on_loop
-from ..display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table
+from ..display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
 from ..errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from ..events import Event, EventStream
 from ..home import home
@@ -69,7 +69,7 @@ class MCPResult:
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         head = f"{self.tool} → ok in {self.duration_ms:.1f} ms"
         return {
-            "text/plain": f"{head}\n{pretty_json(self.value, 4000)}",
+            "text/plain": visible(f"{head}\n{pretty_json(self.value, 4000)}"),
             "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
         }
 
@@ -137,7 +137,7 @@ class MCPTool:
             f"<div>{escape(self.description)}</div>"
             f"<details><summary>input schema</summary>{pre_json(self.input_schema)}</details></div>"
         )
-        return {"text/plain": f"{self!r}\n{self.__doc__}", "text/html": body}
+        return {"text/plain": visible(f"{self!r}\n{self.__doc__}"), "text/html": body}
 
 
 class MCPToolMap(Mapping[str, MCPTool]):
@@ -221,7 +221,7 @@ class MCPServer:
         holder = self._holder = asyncio.ensure_future(self._hold(ready))
         try:
             await asyncio.wait_for(asyncio.shield(ready), timeout)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
             holder.cancel()
             await self.aclose()
             where = f" (its stderr is in {self._log.name})" if self._log is not None else ""
