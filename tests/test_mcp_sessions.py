@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import ipywidgets as W
 import mcp_types as types
 import pytest
 from eventually import eventually
@@ -88,10 +87,10 @@ def focus_and_close_from_the_notebook(notebook: wm.Browser, tab_id: int) -> None
     """The notebook panel's MCP sessions tab: Focus brings the session's tab to the front, Close ends it."""
     view = SessionsView(notebook)
     (session_id,) = view.close_buttons
-    alive = len(W.Widget.widgets)
-    for _ in range(5):  # what each MCP call's events do: the row is updated, not made again
+    row = view.children[0]
+    for _ in range(5):  # what each MCP call's events do: the row is updated, not made again (nor leaked)
         view.refresh()
-    assert len(W.Widget.widgets) == alive
+    assert view.children[0] is row and view.focus_buttons[session_id] in row.children
     assert not notebook.tab(tab_id).active  # the side panel's page was in front
     view.focus_buttons[session_id].click()
     eventually(lambda: notebook.tab(tab_id).active, 20, "the session's tab in front")

@@ -505,8 +505,14 @@ class WebMCPServer:
         *,
         frame: int | None,
     ) -> types.CallToolResult:
-        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call."""
+        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call. After
+        a call that may change the page, its tools are asked for (as the agent does), so the reply comes after
+        any list change it caused has been announced and a client that lists again sees it."""
+        tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
         result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, arguments, frame=frame))
+        if tool is None or not tool.read_only:
+            with contextlib.suppress(WebMCPError):  # (a call that closed or navigated the tab)
+                await tab.arefresh_tools()
         return _text(result.text, error=result.is_error)
 
     def _require_tab(self) -> Tab:
