@@ -14,7 +14,7 @@ import statistics
 import time
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.testing import ScriptedServer, call, say
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.evals.suite import parse
 from webmcp_nb.testing import ScriptedServer, by_task, call, say
 

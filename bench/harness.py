@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 import webmcp_nb as wm
-from webmcp_nb.chromium import find_chromium
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.demo_server import DemoServer, serve_demo
+from webmcp_nb.browser.chromium import find_chromium
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.demo.server import DemoServer, serve_demo
 from webmcp_nb.testing import ScriptedServer, call, say
 
 __all__ = ["main", "run", "Plan", "Stats", "RawCDP"]

@@ -20,8 +20,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH, DEMO_TASK
-from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.demo.run import DEMO_SEARCH, DEMO_TASK
+from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.testing import ScriptedServer, call, say
 
 DOCS = Path(__file__).parent

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import webmcp_nb as wm
-from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
+from webmcp_nb.demo.server import DEMO_PAGES, DemoServer
 
 PAGES = Path(__file__).parent / "pages"
 

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, sync_playwright
 
 PANEL_CELL = """
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 server = wm.serve_demo()
 browser = wm.launch()
 tab = browser.open(server.url("flights/"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import webmcp_nb as wm
-from webmcp_nb.lanes import Lane
+from webmcp_nb.link.lanes import Lane
 
 
 def lane_of(browser: wm.Browser, tab: wm.Tab, timeout: float = 5.0, frame: int = 0) -> Lane | None:

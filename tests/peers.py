@@ -1,5 +1,5 @@
 """Raw relay peers for tests: a client or a browser that speaks the wire protocol directly (websockets), after
-proving the secret as :mod:`webmcp_nb.auth` says. The library's own peers are the real thing; these let a test
+proving the secret as :mod:`webmcp_nb.link.auth` says. The library's own peers are the real thing; these let a test
 send what the library never would."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from websockets.asyncio.client import connect as connect_async
 from websockets.sync.client import ClientConnection as SyncConnection
 from websockets.sync.client import connect as connect_sync
 
-from webmcp_nb import auth
-from webmcp_nb.protocol import EXTENSION_ID
+from webmcp_nb.link import auth
+from webmcp_nb.link.protocol import EXTENSION_ID
 
 ORIGIN = {"Origin": f"chrome-extension://{EXTENSION_ID}"}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.testing import ScriptedServer, call, say
 
 HERE = Path(__file__).parent / "evals"

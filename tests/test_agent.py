@@ -8,7 +8,7 @@ import pytest
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.testing import QUIRKS, Reply, ScriptedServer, call, fail, say, slow
 
 TASK = "Find direct flights from London to New York and tell me how many there are."
@@ -231,7 +231,7 @@ def test_active_skills_instructions_join_the_system_prompt(page):
 
 
 def test_presets_and_keys(monkeypatch):
-    from webmcp_nb.providers import PRESETS, resolve_provider
+    from webmcp_nb.agent.providers import PRESETS, resolve_provider
 
     assert set(QUIRKS) >= set(PRESETS) - {"any"}
     monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)

@@ -1,5 +1,5 @@
 """One set of agent rules for both faces: the notebook's agent and the side panel's chat follow
-``webmcp_nb/agent_rules.py``, whose data is generated into ``extension/agent-rules.js``; the functions that apply
+``webmcp_nb/core/agent_rules.py``, whose data is generated into ``extension/agent-rules.js``; the functions that apply
 it exist in both languages and must give exactly the results in ``tests/vectors/agent_rules.json`` — Python
 here, the real extension modules through Node."""
 
@@ -16,8 +16,12 @@ from typing import Any
 
 import pytest
 
-from webmcp_nb import agent_rules
-from webmcp_nb.agent_rules import (
+from webmcp_nb.agent.model_io import Usage, assistant_message
+from webmcp_nb.agent.model_tools import model_name, normalize_schema, tool_specs
+from webmcp_nb.agent.providers import PRESETS, resolve_provider
+from webmcp_nb.browser.tools import Tool
+from webmcp_nb.core import agent_rules
+from webmcp_nb.core.agent_rules import (
     PROVIDERS,
     TEXTS,
     fill,
@@ -31,11 +35,7 @@ from webmcp_nb.agent_rules import (
     risk_of,
     stop_note,
 )
-from webmcp_nb.model_io import Usage, assistant_message
-from webmcp_nb.model_tools import model_name, normalize_schema, tool_specs
-from webmcp_nb.protocol import ToolInfo
-from webmcp_nb.providers import PRESETS, resolve_provider
-from webmcp_nb.tools import Tool
+from webmcp_nb.link.protocol import ToolInfo
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = Path(__file__).parent / "vectors" / "agent_rules.json"
@@ -164,7 +164,7 @@ def compare(got: dict[str, list[Any]], want: dict[str, list[Any]], vectors: dict
 
 def test_the_extensions_agent_rules_js_is_generated_from_python() -> None:
     shipped = (ROOT / "extension" / "agent-rules.js").read_text(encoding="utf-8")
-    assert shipped == js_module(), "run python -m webmcp_nb.agent_rules"
+    assert shipped == js_module(), "run python -m webmcp_nb.core.agent_rules"
 
 
 def test_the_notebooks_agent_follows_every_case() -> None:

@@ -14,7 +14,7 @@ import pytest
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.providers import PRESETS
+from webmcp_nb.agent.providers import PRESETS
 from webmcp_nb.testing import Quirks, ScriptedServer, call, calls, fail, say
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from webmcp_nb.chromium import extension_path
+from webmcp_nb.browser.chromium import extension_path
 
 
 def _cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -37,7 +37,7 @@ def test_demo_lists_and_calls_the_flight_tools(tmp_path: Path):
 def test_concurrent_first_users_agree_on_one_private_secret(tmp_path: Path, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
-    from webmcp_nb.home import read_secret
+    from webmcp_nb.link.home import read_secret
 
     monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
     with ThreadPoolExecutor(8) as pool:

@@ -1,5 +1,5 @@
 """Page text inside the model's data blocks: tool results and the page context are framed the same way by the
-notebook's agent (``webmcp_nb/agent_rules.py``) and by the side panel's chat (``extension/agent-core.js``), checked
+notebook's agent (``webmcp_nb/core/agent_rules.py``) and by the side panel's chat (``extension/agent-core.js``), checked
 against one file of vectors (``tests/vectors/tool_results.json``) that both implementations must reproduce
 exactly. Whatever a page or a model puts in a result, an error or a tool name, the block cannot be closed
 early, nor a second one forged."""
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from webmcp_nb.agent_rules import page_context, result_text
+from webmcp_nb.core.agent_rules import page_context, result_text
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = Path(__file__).parent / "vectors" / "tool_results.json"

@@ -13,10 +13,10 @@ import warnings
 import pytest
 
 import webmcp_nb as wm
-from webmcp_nb import _loop
-from webmcp_nb.agent_rules import PROVIDERS, default_provider
-from webmcp_nb.errors import user_traceback
-from webmcp_nb.providers import resolve_provider
+from webmcp_nb.agent.providers import resolve_provider
+from webmcp_nb.core import _loop
+from webmcp_nb.core.agent_rules import PROVIDERS, default_provider
+from webmcp_nb.core.errors import user_traceback
 
 KEYS = [preset["api_key_env"] for preset in PROVIDERS.values() if preset["api_key_env"]]
 

@@ -14,7 +14,7 @@ import pytest
 from scripted_evals import FLIGHTS, HERE, PIZZA, SLOPPY, model
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.evals.report import pass_hat_k, wilson
 from webmcp_nb.testing import ScriptedServer, by_task, call, calls, say, slow
 

@@ -1,6 +1,6 @@
 """The flight demo, through the polyfill and through native WebMCP: list, call, tools that change."""
 
-from webmcp_nb.demo import DEMO_SEARCH as SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH as SEARCH
 
 
 def test_search_page_registers_only_search(open_tab, source):

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from webmcp_nb import _loop
-from webmcp_nb.protocol import ErrorCode
-from webmcp_nb.relay import Relay
+from webmcp_nb.core import _loop
+from webmcp_nb.link.protocol import ErrorCode
+from webmcp_nb.link.relay import Relay
 
 CODES = {c.value for c in ErrorCode}
 json_values = st.recursive(

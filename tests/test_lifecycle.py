@@ -15,10 +15,10 @@ from cdp import stop_service_worker
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.chromium import ChromiumProcess
-from webmcp_nb.connect import start_daemon
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.home import read_secret
+from webmcp_nb.browser.chromium import ChromiumProcess
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.home import read_secret
+from webmcp_nb.own_chrome.connect import start_daemon
 
 SEARCH = {**DEMO_SEARCH, "tripType": "one-way", "passengers": 1}
 

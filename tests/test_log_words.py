@@ -1,4 +1,4 @@
-"""Both views say the same of each event: the notebook's log and report (webmcp_nb/describe.py) and the side
+"""Both views say the same of each event: the notebook's log and report (webmcp_nb/core/describe.py) and the side
 panel's log (extension/sidepanel/describe.js), over one vector file of events (tests/vectors/log_lines.json)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from webmcp_nb.describe import actor, describe, family
-from webmcp_nb.events import Event
+from webmcp_nb.core.describe import actor, describe, family
+from webmcp_nb.core.events import Event
 
 VECTORS = Path(__file__).parent / "vectors" / "log_lines.json"
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ def python_words() -> list[list[str | None]]:
 
 def test_the_vectors_cover_every_kind_the_notebook_describes() -> None:
     kinds = {e["kind"] for e in json.loads(VECTORS.read_text())["events"]}
-    source = (ROOT / "webmcp_nb" / "describe.py").read_text()
+    source = (ROOT / "webmcp_nb" / "core" / "describe.py").read_text()
     described = set(re.findall(r'kind == "([a-z._]+)"', source))
     assert described <= kinds, described - kinds
 

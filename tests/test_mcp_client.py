@@ -16,7 +16,7 @@ from eventually import eventually
 from mcp_peers import node_tool, server_env
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.testing import ScriptedServer, call, say
 
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]

@@ -20,9 +20,9 @@ from eventually import eventually
 from mcp import Client
 from mcp_peers import Changes, node_tool, server_env, webmcp_nb_mcp
 
-from webmcp_nb.demo import DEMO_SEARCH
+from webmcp_nb.browser.skills import builtin_skills_path
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.mcp.server import FIXED_TOOLS, PAGE_NAME_LIMIT
-from webmcp_nb.skills import builtin_skills_path
 
 SEARCH = DEMO_SEARCH
 FIXED = {tool.name for tool in FIXED_TOOLS}

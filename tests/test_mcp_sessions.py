@@ -23,12 +23,12 @@ from mcp.client.stdio import stdio_client
 from mcp_peers import webmcp_nb_mcp
 
 import webmcp_nb as wm
-from webmcp_nb.chromium import ChromiumProcess
-from webmcp_nb.connect import start_daemon
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.home import read_secret
-from webmcp_nb.protocol import EXTENSION_ID
-from webmcp_nb.widgets.sessions import SessionsView
+from webmcp_nb.browser.chromium import ChromiumProcess
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.home import read_secret
+from webmcp_nb.link.protocol import EXTENSION_ID
+from webmcp_nb.own_chrome.connect import start_daemon
+from webmcp_nb.views.sessions import SessionsView
 
 sync_api = pytest.importorskip("playwright.sync_api")
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"

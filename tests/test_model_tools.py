@@ -1,6 +1,6 @@
 """Page schemas made acceptable to model providers, and names mapped both ways."""
 
-from webmcp_nb.model_tools import model_name, normalize_schema
+from webmcp_nb.agent.model_tools import model_name, normalize_schema
 
 
 def test_meta_keys_dropped_and_local_refs_resolved():

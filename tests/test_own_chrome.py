@@ -25,12 +25,12 @@ from cdp import playwright_context
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.chromium import ChromiumProcess, extension_path
-from webmcp_nb.connect import start_daemon
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.home import read_secret
-from webmcp_nb.protocol import EXTENSION_ID
-from webmcp_nb.skills import Skill
+from webmcp_nb.browser.chromium import ChromiumProcess, extension_path
+from webmcp_nb.browser.skills import Skill
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.home import read_secret
+from webmcp_nb.link.protocol import EXTENSION_ID
+from webmcp_nb.own_chrome.connect import start_daemon
 
 SEARCH = {**DEMO_SEARCH, "tripType": "one-way", "passengers": 1}
 NOBODY = 65534

@@ -8,10 +8,10 @@ import pytest
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.describe import family
+from webmcp_nb.core.describe import family
+from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.testing import ScriptedServer, call, say
-from webmcp_nb.widgets import SchemaForm
+from webmcp_nb.views import SchemaForm
 
 
 @pytest.fixture

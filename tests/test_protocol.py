@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from webmcp_nb import errors
-from webmcp_nb.protocol import ErrorCode, apply_tool_changes, js_module, parse_message, tool_group
+from webmcp_nb.core import errors
+from webmcp_nb.link.protocol import ErrorCode, apply_tool_changes, js_module, parse_message, tool_group
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_extensions_protocol_js_is_generated_from_python():
-    assert (ROOT / "extension" / "protocol.js").read_text() == js_module(), "run python -m webmcp_nb.protocol"
+    assert (ROOT / "extension" / "protocol.js").read_text() == js_module(), "run python -m webmcp_nb.link.protocol"
 
 
 def test_every_error_code_maps_to_its_own_exception_class():

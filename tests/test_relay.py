@@ -10,11 +10,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from webmcp_nb import auth
-from webmcp_nb.connection import LOST, Connection
-from webmcp_nb.errors import NotConnectedError
-from webmcp_nb.home import read_secret
-from webmcp_nb.relay import MAX_UNAUTHENTICATED, Relay
+from webmcp_nb.core.errors import NotConnectedError
+from webmcp_nb.link import auth
+from webmcp_nb.link.connection import LOST, Connection
+from webmcp_nb.link.home import read_secret
+from webmcp_nb.link.relay import MAX_UNAUTHENTICATED, Relay
 
 
 async def _client(relay: Relay, browsers: list | None = None):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from webmcp_nb.protocol import EXTENSION_ID
-from webmcp_nb.relay import AUTH_TIMEOUT, MAX_UNAUTHENTICATED
+from webmcp_nb.link.protocol import EXTENSION_ID
+from webmcp_nb.link.relay import AUTH_TIMEOUT, MAX_UNAUTHENTICATED
 
 FLOOD_PEERS = 8
 FLOOD_BYTES = 16 * 1024 * 1024  # what each forged peer pushes of an unfinished 20 MB message

@@ -5,8 +5,8 @@ from typing import Literal
 
 import pytest
 
-from webmcp_nb.errors import InvalidArgumentsError
-from webmcp_nb.schema import describe_property, signature_from_schema, validate_arguments
+from webmcp_nb.browser.schema import describe_property, signature_from_schema, validate_arguments
+from webmcp_nb.core.errors import InvalidArgumentsError
 
 SCHEMA = {
     "type": "object",

@@ -10,7 +10,7 @@ from node import run_module_script
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from webmcp_nb import auth
+from webmcp_nb.link import auth
 
 
 def test_a_page_cannot_open_a_websocket_to_the_relay(open_tab, browser):

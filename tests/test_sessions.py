@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SCRIPT, DEMO_SEARCH, DEMO_TASK
-from webmcp_nb.demo_server import DEMO_PAGES, DemoServer
-from webmcp_nb.replay import recorded_steps
-from webmcp_nb.report import Step, timeline
+from webmcp_nb.demo.run import DEMO_SCRIPT, DEMO_SEARCH, DEMO_TASK
+from webmcp_nb.demo.server import DEMO_PAGES, DemoServer
+from webmcp_nb.recording.report import Step, timeline
+from webmcp_nb.replay.replay import recorded_steps
 from webmcp_nb.testing import ScriptedServer
 
 KEY = "sk-test-0123456789abcdef"

@@ -19,9 +19,9 @@ from cdp import playwright_context
 from eventually import eventually
 
 import webmcp_nb as wm
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.protocol import EXTENSION_ID
-from webmcp_nb.skills import SkillHealthWarning
+from webmcp_nb.browser.skills import SkillHealthWarning
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.testing import ScriptedServer, call, calls, fail, say
 
 sync_api = pytest.importorskip("playwright.sync_api")

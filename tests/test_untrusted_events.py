@@ -16,11 +16,11 @@ from typing import Any
 import peers
 
 import webmcp_nb as wm
-from webmcp_nb import _loop
-from webmcp_nb.demo import DEMO_SEARCH
-from webmcp_nb.protocol import PANEL_EVENT_DATA, Method, parse_panel_event
-from webmcp_nb.relay import Relay
-from webmcp_nb.session import EVIDENCE_FILE, evidence_file
+from webmcp_nb.core import _loop
+from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.protocol import PANEL_EVENT_DATA, Method, parse_panel_event
+from webmcp_nb.link.relay import Relay
+from webmcp_nb.recording.session import EVIDENCE_FILE, evidence_file
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt do not leak\n-----END OPENSSH PRIVATE KEY-----\n"

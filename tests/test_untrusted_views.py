@@ -5,7 +5,7 @@ selected and called, a chat turn with a confirmation card, skills and the log; e
 report; the extension's side panel and its chat — and each is rendered in Chromium: no payload runs, none
 becomes an element or an attribute, none reaches the model outside its data block, and no text reads backwards.
 
-The lists are found by introspection: a new widget class in ``webmcp_nb.widgets`` or a new class with a rich
+The lists are found by introspection: a new widget class in ``webmcp_nb.views`` or a new class with a rich
 repr anywhere in ``webmcp_nb`` fails these tests until they show it too."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ from ipywidgets.widgets.widget_description import DescriptionWidget
 from mcp_peers import server_env
 
 import webmcp_nb as wm
-import webmcp_nb.widgets
-from webmcp_nb import _loop
-from webmcp_nb.connect import BrowserList, BrowserSummary
-from webmcp_nb.doctor import Diagnosis, _check_browsers
-from webmcp_nb.protocol import EXTENSION_ID, Method
-from webmcp_nb.report import STYLE as REPORT_STYLE
-from webmcp_nb.skills import SkillHealthWarning
+import webmcp_nb.views
+from webmcp_nb.browser.skills import SkillHealthWarning
+from webmcp_nb.core import _loop
+from webmcp_nb.link.protocol import EXTENSION_ID, Method
+from webmcp_nb.own_chrome.connect import BrowserList, BrowserSummary
+from webmcp_nb.own_chrome.doctor import Diagnosis, _check_browsers
+from webmcp_nb.recording.report import STYLE as REPORT_STYLE
 from webmcp_nb.testing import ScriptedServer, by_task, call, say
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -264,9 +264,9 @@ def run(lab: Lab, server: Any, hostile_session: str) -> Iterator[Run]:
 
 
 def widget_classes() -> set[type]:
-    """Every widget class webmcp_nb.widgets defines."""
+    """Every widget class webmcp_nb.views defines."""
     found = set()
-    for info in pkgutil.walk_packages(webmcp_nb.widgets.__path__, "webmcp_nb.widgets."):
+    for info in pkgutil.walk_packages(webmcp_nb.views.__path__, "webmcp_nb.views."):
         module = importlib.import_module(info.name)
         for obj in vars(module).values():
             if inspect.isclass(obj) and issubclass(obj, W.Widget) and obj.__module__ == module.__name__:

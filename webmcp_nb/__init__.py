@@ -10,19 +10,18 @@ submodules) start without loading the agent, widgets and their dependencies.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
-    from .browser import Browser, UserScriptsWarning
-    from .connect import BrowserSummary, abrowsers, aconnect, browsers, connect
-    from .demo_server import DemoServer, serve_demo
-    from .doctor import Diagnosis, adoctor, doctor
-    from .errors import (
+    from .agent.agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
+    from .browser.browser import Browser, UserScriptsWarning
+    from .browser.launch import alaunch, launch
+    from .browser.skills import InjectionResult, Skill, SkillHealthWarning
+    from .browser.tab import PNG, Tab
+    from .browser.tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
+    from .core.errors import (
         AgentBusyError,
         BrowserCrashedError,
         BrowserNotFoundError,
@@ -43,22 +42,21 @@ if TYPE_CHECKING:
         ToolTimeoutError,
         WebMCPError,
     )
+    from .demo.server import DemoServer, serve_demo
     from .evals.suite import Model
-    from .launch import alaunch, launch
-    from .replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
-    from .report import Report
-    from .session import Session
-    from .skills import InjectionResult, Skill, SkillHealthWarning
-    from .tab import PNG, Tab
-    from .tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
+    from .own_chrome.connect import BrowserSummary, abrowsers, aconnect, browsers, connect
+    from .own_chrome.doctor import Diagnosis, adoctor, doctor
+    from .recording.report import Report
+    from .recording.session import Session
+    from .replay.replay import ReplayReport, areplay_agent, areplay_calls, replay_agent, replay_calls
 
 _WHERE = {
-    "agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
-    "browser": ("Browser", "UserScriptsWarning"),
-    "connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
-    "demo_server": ("DemoServer", "serve_demo"),
-    "doctor": ("Diagnosis", "adoctor", "doctor"),
-    "errors": (
+    "agent.agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
+    "browser.browser": ("Browser", "UserScriptsWarning"),
+    "own_chrome.connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
+    "demo.server": ("DemoServer", "serve_demo"),
+    "own_chrome.doctor": ("Diagnosis", "adoctor", "doctor"),
+    "core.errors": (
         "AgentBusyError",
         "BrowserCrashedError",
         "BrowserNotFoundError",
@@ -80,13 +78,13 @@ _WHERE = {
         "WebMCPError",
     ),
     "evals.suite": ("Model",),
-    "launch": ("alaunch", "launch"),
-    "replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
-    "report": ("Report",),
-    "session": ("Session",),
-    "skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
-    "tab": ("PNG", "Tab"),
-    "tools": ("Tool", "ToolMap", "ToolResult", "ToolsOmittedWarning"),
+    "browser.launch": ("alaunch", "launch"),
+    "replay.replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
+    "recording.report": ("Report",),
+    "recording.session": ("Session",),
+    "browser.skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
+    "browser.tab": ("PNG", "Tab"),
+    "browser.tools": ("Tool", "ToolMap", "ToolResult", "ToolsOmittedWarning"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
@@ -153,18 +151,6 @@ __all__ = [
 ]
 
 
-class _Package(types.ModuleType):
-    """This package: importing a submodule that shares a name with one of ours (``connect``, ``launch``,
-    ``doctor``) must not replace the function by the module, as Python's import system would."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if not (isinstance(value, types.ModuleType) and name in _MODULE_OF):
-            super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 def __getattr__(name: str) -> Any:
     if name == "mcp":  # MCP both ways (webmcp_nb.mcp): the SDK is an optional extra, imported when used
         return importlib.import_module(".mcp", __name__)
@@ -184,13 +170,13 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext webmcp_nb``: adds the ``%%webmcp_skill`` cell magic."""
-    from .magic import load_ipython_extension as load
+    from .views.magic import load_ipython_extension as load
 
     load(ipython)
 
 
 def panel(target: Browser | Tab, **options: object) -> object:
     """The notebook panel (ipywidgets) for a browser or a tab: status, tools, chat, skills, log, confirmations."""
-    from .widgets import panel as make
+    from .views import panel as make
 
     return make(target, **options)  # type: ignore[arg-type]

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .home import home, read_secret, relay_port
+from .link.home import home, read_secret, relay_port
 
 __all__ = ["main"]
 
@@ -31,8 +31,8 @@ def _running_relay(port: int) -> int | None:
 
 
 def _relay(args: argparse.Namespace) -> int:
-    from .listeners import describe_holder
-    from .relay import Relay
+    from .link.listeners import describe_holder
+    from .link.relay import Relay
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s relay %(message)s")
     idle = args.idle_exit if args.idle_exit > 0 else None
@@ -84,9 +84,9 @@ def _mcp(args: argparse.Namespace) -> int:
 
 
 def _pair(args: argparse.Namespace) -> int:
-    from .chromium import extension_path
-    from .home import rotate_secret
-    from .pairing import browser_folders, install, uninstall
+    from .browser.chromium import extension_path
+    from .link.home import rotate_secret
+    from .own_chrome.pairing import browser_folders, install, uninstall
 
     folders = [Path(d).expanduser() for d in args.user_data_dir] or None
     if args.remove:
@@ -119,7 +119,7 @@ def _pair(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from .doctor import doctor
+    from .own_chrome.doctor import doctor
 
     diagnosis = doctor(args.port)
     print(diagnosis)
@@ -127,7 +127,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _browsers(args: argparse.Namespace) -> int:
-    from .connect import browsers
+    from .own_chrome.connect import browsers
 
     found = browsers(args.port)
     for summary in found:
@@ -138,14 +138,14 @@ def _browsers(args: argparse.Namespace) -> int:
 
 
 def _extension_path(args: argparse.Namespace) -> int:
-    from .chromium import extension_path
+    from .browser.chromium import extension_path
 
     print(extension_path())
     return 0
 
 
 def _serve_demo(args: argparse.Namespace) -> int:
-    from .demo_server import serve_demo
+    from .demo.server import serve_demo
 
     server = serve_demo(args.port)
     print(f"demo pages on {server.base} (Ctrl-C to stop)", flush=True)
@@ -156,7 +156,7 @@ def _serve_demo(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from .demo import record_demo_session, run_demo
+    from .demo.run import record_demo_session, run_demo
 
     if args.record:
         print(f"recorded {record_demo_session()}")
@@ -165,10 +165,10 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from .demo_server import DEMO_PAGES, serve_demo
-    from .launch import launch
-    from .replay import replay_agent, replay_calls
-    from .session import Session
+    from .browser.launch import launch
+    from .demo.server import DEMO_PAGES, serve_demo
+    from .recording.session import Session
+    from .replay.replay import replay_agent, replay_calls
 
     recorded = Session.load(args.session)
     url = args.url or recorded.first_url

@@ -10,6 +10,8 @@ webmcp-evals' matching rules plus checks of the page's end state.
 Modes: ``browser`` (a live page), ``local`` (tools from a schema file, mocked outputs, no browser) and
 ``smoke`` (the expected calls with sample arguments, no model). Engines: ``local`` and ``dask``.
 docs/evals.md maps webmcp-evals' format to this one and lists every difference in behaviour.
+
+Uses: core, link, browser, recording, agent, demo.
 """
 
 from __future__ import annotations
@@ -23,15 +25,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._loop import blocking, on_loop
+from ..core._loop import blocking, on_loop
 from . import matcher
 from .job import DEMO_PREFIX, MODES, RunRecord, RunSpec, run_id
 from .report import Comparison, EvalReport
 from .suite import Model, Suite, SuiteError, Task, builtin, load
 
 if TYPE_CHECKING:
-    from ..browser import Browser
-    from ..session import Session
+    from ..browser.browser import Browser
+    from ..recording.session import Session
 
 __all__ = [
     "load",
@@ -203,7 +205,7 @@ def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str 
     comes from the ``eval.json`` beside the session, so an unchanged task gets the run's own verdict; a run that
     ended in a browser, endpoint or internal error has nothing to score and comes back as it was. A session with
     no ``eval.json`` (``mode`` then says how it ran) is read from its events, which lack what only the eval saw."""
-    from ..session import Session as _Session
+    from ..recording.session import Session as _Session
     from .job import RECORD_FILE, Check, _score
 
     recorded = session if isinstance(session, _Session) else _Session.load(Path(session))
@@ -232,7 +234,7 @@ def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str 
 
 def _from_events(recorded: Session, task: Task, mode: str) -> RunRecord:
     """A run's calls and answer from its session's events alone (a session with no ``eval.json``)."""
-    from ..display import json_or_text
+    from ..core.display import json_or_text
     from .hosts import unwrap
     from .job import CallRow
 

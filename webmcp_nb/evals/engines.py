@@ -135,7 +135,7 @@ def dask_job(spec: RunSpec, limits: Mapping[str, int]) -> RunRecord:
     """One run as a Dask task (on a worker): returns the record, or raises ``RunError`` for Dask to retry."""
     from distributed import get_client, get_worker
 
-    from .. import _loop
+    from ..core import _loop
 
     client, worker = get_client(), get_worker()
     key = [METADATA, spec.eval_id, spec.run_id]

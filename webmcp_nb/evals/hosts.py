@@ -18,18 +18,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidArgumentsError, WebMCPError
-from ..events import EventStream
-from ..protocol import ToolInfo
-from ..schema import check_arguments
-from ..skills import Skill
-from ..tools import Tool, ToolResult
+from ..browser.schema import check_arguments
+from ..browser.skills import Skill
+from ..browser.tools import Tool, ToolResult
+from ..core.errors import InvalidArgumentsError, WebMCPError
+from ..core.events import EventStream
+from ..link.protocol import ToolInfo
 from . import matcher
 
 if TYPE_CHECKING:
-    from ..browser import Browser
-    from ..session import Session
-    from ..tab import Tab
+    from ..browser.browser import Browser
+    from ..browser.tab import Tab
+    from ..recording.session import Session
 
 __all__ = ["EvalTab", "MockTab", "Record", "PROBE", "PENDING_SUBMISSION", "probe_skill", "unwrap"]
 

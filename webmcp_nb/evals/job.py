@@ -24,18 +24,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..agent_rules import result_text
-from ..errors import ModelError, NotConnectedError, WebMCPError
-from ..skills import Skill, builtin_skills_path
+from ..browser.skills import Skill, builtin_skills_path
+from ..core.agent_rules import result_text
+from ..core.errors import ModelError, NotConnectedError, WebMCPError
 from . import matcher
 from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab, unwrap
 from .suite import NO_ANSWER_CHECK, Model, Task
 
 if TYPE_CHECKING:
-    from ..agent import ConfirmationRequest
-    from ..browser import Browser
-    from ..demo_server import DemoServer
-    from ..session import Session
+    from ..agent.agent import ConfirmationRequest
+    from ..browser.browser import Browser
+    from ..demo.server import DemoServer
+    from ..recording.session import Session
 
 __all__ = ["RunSpec", "RunRecord", "RunError", "CallRow", "Check", "arun_job", "run_id", "DEMO_PREFIX", "MODES"]
 
@@ -180,7 +180,7 @@ _demo: DemoServer | None = None
 def _demo_url(path: str) -> str:
     """``path`` on this process's server of the bundled demo pages (started on first use)."""
     global _demo
-    from ..demo_server import DemoServer
+    from ..demo.server import DemoServer
 
     with _demo_lock:
         if _demo is None:
@@ -327,7 +327,7 @@ def _errored(record: RunRecord, kind: str, exc: BaseException) -> None:
 
 
 async def _local(spec: RunSpec, record: RunRecord, session_dir: Path, gate: Gate | None) -> None:
-    from ..session import Session
+    from ..recording.session import Session
 
     if not spec.tools:
         raise ValueError("local mode needs the tools: a schema.json (tools=...) or the suite's tools key")
@@ -343,8 +343,8 @@ async def _local(spec: RunSpec, record: RunRecord, session_dir: Path, gate: Gate
 async def _in_browser(
     spec: RunSpec, record: RunRecord, session_dir: Path, browser: Browser | None, gate: Gate | None
 ) -> None:
-    from ..launch import alaunch
-    from ..session import Session
+    from ..browser.launch import alaunch
+    from ..recording.session import Session
 
     url = resolve_url(spec.task.start_url or spec.start_url)
     own = browser is None
@@ -410,7 +410,7 @@ async def _agent_turn(
     *,
     mock: bool,
 ) -> None:
-    from ..agent import Agent
+    from ..agent.agent import Agent
 
     model = spec.model
     if model is None:

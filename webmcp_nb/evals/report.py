@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..display import Markup, clip, escape, table, visible
+from ..core.display import Markup, clip, escape, table, visible
 from .job import RunRecord
 
 __all__ = ["EvalReport", "Comparison", "wilson", "pass_hat_k", "percentile", "TIMING_FIELDS"]

@@ -42,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from ..providers import PRESETS
+from ..agent.providers import PRESETS
 
 __all__ = ["SuiteError", "Task", "Suite", "Model", "load", "builtin", "FORMAT", "FORMAT_VERSION", "NO_ANSWER_CHECK"]
 

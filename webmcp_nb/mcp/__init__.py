@@ -6,6 +6,8 @@
   page's tools in ``wm.Agent(tab, mcp_servers=[...])``.
 
 Submodules are imported on first use: the SDK is an optional dependency.
+
+Uses: core, link, browser, own_chrome, agent.
 """
 
 from __future__ import annotations

@@ -29,14 +29,14 @@ from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
-from .._loop import blocking, on_loop
-from ..display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
-from ..errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
-from ..events import Event, EventStream
-from ..home import home
-from ..protocol import ToolInfo
-from ..schema import check_arguments, has_pattern, signature_from_schema
-from ..tools import risk_label
+from ..browser.schema import check_arguments, has_pattern, signature_from_schema
+from ..browser.tools import risk_label
+from ..core._loop import blocking, on_loop
+from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
+from ..core.errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from ..core.events import Event, EventStream
+from ..link.home import home
+from ..link.protocol import ToolInfo
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
 
@@ -116,7 +116,7 @@ class MCPTool:
     @property
     def risk(self) -> str:
         """``low`` (``readOnlyHint``), ``high`` (``destructiveHint``) or ``medium``: the agents' rule for page tools."""
-        from ..agent_rules import risk_of
+        from ..core.agent_rules import risk_of
 
         return risk_of(self.info.annotations)
 
@@ -435,7 +435,7 @@ class RecordedMCPServer:
 
     async def acall(self, name: str, args: dict[str, Any] | None = None, /, **kwargs: Any) -> MCPResult:
         """The next recorded outcome of ``name``."""
-        from ..errors import error_from_code
+        from ..core.errors import error_from_code
 
         queue = self._outcomes.get(name) or []
         if not queue:

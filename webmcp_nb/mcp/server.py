@@ -41,17 +41,17 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from .._sockets import spawn
 from .._version import __version__
-from ..agent_rules import risk_of
-from ..browser import Browser
-from ..errors import WebMCPError
-from ..events import Event
-from ..model_tools import model_name, normalize_schema
-from ..protocol import Method, ToolKey
-from ..skills import Skill, builtin_skills_path
-from ..tab import Tab
-from ..tools import Tool
+from ..agent.model_tools import model_name, normalize_schema
+from ..browser.browser import Browser
+from ..browser.skills import Skill, builtin_skills_path
+from ..browser.tab import Tab
+from ..browser.tools import Tool
+from ..core.agent_rules import risk_of
+from ..core.errors import WebMCPError
+from ..core.events import Event
+from ..link._sockets import spawn
+from ..link.protocol import Method, ToolKey
 
 __all__ = ["serve", "WebMCPServer", "Options", "PAGE_PREFIX", "PAGE_NAME_LIMIT", "FIXED_TOOLS"]
 
@@ -311,8 +311,8 @@ class WebMCPServer:
             self._ready.set()
 
     async def _open_browser(self, browser_wait: float) -> Browser:
-        from ..connect import aconnect
-        from ..launch import alaunch
+        from ..browser.launch import alaunch
+        from ..own_chrome.connect import aconnect
 
         if self.options.launch:
             return await alaunch(
@@ -714,7 +714,7 @@ async def _serve(options: Options) -> None:
 
 def serve(options: Options) -> int:
     """Run the server on stdin/stdout until stdin closes (or the user closes its session); 0 when it ends well."""
-    from .. import _loop
+    from ..core import _loop
 
     _loop.run(_serve(options))
     return 0

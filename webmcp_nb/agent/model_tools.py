@@ -1,0 +1,131 @@
+"""Page tools as a model sees them: OpenAI function specs with schemas providers accept (meta keys dropped,
+local ``$ref`` resolved, an object root), names providers accept (mapped, and mapped back), and a description
+that ends with the tool's risk. The rules are in :mod:`webmcp_nb.core.agent_rules`; the side panel's chat applies them
+alike (``extension/agent-core.js``, ``tests/vectors/agent_rules.json``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Container, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..browser.tools import Tool
+from ..core.agent_rules import LIMITS, NAMES, RISK, SCHEMA
+
+if TYPE_CHECKING:
+    from ..mcp.client import MCPTool
+
+__all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "description_for_model", "specs_text"]
+
+META_KEYS = frozenset(SCHEMA["meta_keys"])
+MAX_REF_DEPTH: int = SCHEMA["max_ref_depth"]
+WRAPPED: str = SCHEMA["wrapped"]
+_NOT_ALLOWED = re.compile(NAMES["not_allowed"])
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool offered to the model."""
+
+    model_name: str
+    tool: Tool | MCPTool
+    function: dict[str, Any]
+    wrapped: bool
+    """The page's schema was not an object: the model fills ``{"input": ...}`` and the page gets the value."""
+
+    def page_arguments(self, arguments: dict[str, Any]) -> Any:
+        return arguments.get(WRAPPED) if self.wrapped else arguments
+
+    @property
+    def tool_name(self) -> str:
+        """What events and confirmations call the tool: the page's name, or ``<server>.<tool>`` for an MCP tool."""
+        return str(getattr(self.tool, "qualified_name", self.tool.name))
+
+
+def model_name(name: str, taken: Container[str], limit: int = NAMES["max_length"]) -> str:
+    """``name`` made to fit ``^[a-zA-Z0-9_-]{1,64}$`` (what most providers accept), unique in ``taken``; ``limit``
+    cuts it shorter (MCP clients add their own prefix to a server's tool names)."""
+    base = _NOT_ALLOWED.sub(NAMES["replacement"], name)[:limit] or NAMES["fallback"]
+    candidate, n = base, 2
+    while candidate in taken:
+        suffix = f"_{n}"
+        candidate, n = base[: limit - len(suffix)] + suffix, n + 1
+    return str(candidate)
+
+
+def normalize_schema(schema: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
+    """A provider-friendly copy of ``schema`` and whether it had to be wrapped in an object."""
+    if not isinstance(schema, dict) or not schema:
+        return {"type": "object", "properties": {}}, False
+    root = copy.deepcopy(schema)
+    resolved = _resolve(root, root, 0)
+    if resolved.get("type") != "object" and "properties" not in resolved:
+        return {"type": "object", "properties": {WRAPPED: resolved}, "required": [WRAPPED]}, True
+    resolved["type"] = "object"
+    if not isinstance(resolved.get("properties"), dict):
+        resolved["properties"] = {}
+    if "required" in resolved and not isinstance(resolved["required"], list):
+        del resolved["required"]
+    return resolved, False
+
+
+def _resolve(node: Any, root: dict[str, Any], depth: int) -> Any:
+    if isinstance(node, list):
+        return [_resolve(item, root, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        target = _lookup(root, ref) if depth < MAX_REF_DEPTH else None
+        merged = {k: v for k, v in node.items() if k != "$ref"}
+        if isinstance(target, dict):
+            merged = {**target, **merged}
+        return _resolve(merged, root, depth + 1)
+    return {k: _resolve(v, root, depth) for k, v in node.items() if k not in META_KEYS}
+
+
+def _lookup(root: dict[str, Any], ref: str) -> Any:
+    if not ref.startswith("#"):
+        return None  # remote references are not fetched
+    node: Any = root
+    for part in ref[1:].split("/"):
+        if not part:
+            continue
+        part = part.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def description_for_model(description: str | None, title: str | None, name: str, risk: str, untrusted: bool) -> str:
+    """The tool's description, ending with its risk (and a mark when its results are untrusted), cut for
+    providers' limits: the page's text is cut, never the notes (a long description must not hide its risk)."""
+    notes = [RISK["notes"][risk]] + ([RISK["untrusted_note"]] if untrusted else [])
+    note = f" ({', '.join(notes)})"
+    return (description or title or name).strip()[: LIMITS["max_description_chars"] - len(note)] + note
+
+
+def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
+    """Function specs for ``tools`` (page tools, and MCP servers' tools under ``<server>.<tool>``), by the name
+    the model will use."""
+    specs: dict[str, ToolSpec] = {}
+    for tool in tools:
+        name = model_name(getattr(tool, "qualified_name", tool.name), set(specs))
+        parameters, wrapped = normalize_schema(tool.info.input_schema)
+        untrusted = tool.annotations.get("untrustedContentHint") is True
+        description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)
+        function = {"name": name, "description": description, "parameters": parameters}
+        specs[name] = ToolSpec(name, tool, function, wrapped)
+    return specs
+
+
+def specs_text(specs: dict[str, ToolSpec]) -> str:
+    """The tools as text, for prompt mode."""
+    return "\n".join(
+        f"- {s.model_name}: {s.function['description']}\n  parameters: {json.dumps(s.function['parameters'])}"
+        for s in specs.values()
+    )

@@ -1,0 +1,275 @@
+"""A tool's JSON Schema as Python sees it: argument validation that names the field (and says what the field
+takes), a real ``inspect.Signature`` so tab completion and ``help()`` work on page tools (enum choices as
+``Literal[...]``, the schema's defaults), and each property described in words."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import difflib
+import inspect
+import json
+import keyword
+from functools import lru_cache
+from typing import Any, Literal
+
+import jsonschema
+import regex
+from jsonschema.exceptions import ValidationError, best_match
+
+from ..core.display import clip, visible
+from ..core.errors import InvalidArgumentsError
+
+__all__ = [
+    "validate_arguments",
+    "check_arguments",
+    "signature_from_schema",
+    "python_type",
+    "describe_property",
+    "VALIDATION_TIMEOUT",
+]
+
+VALIDATION_TIMEOUT = 2.0
+"""Seconds a check of arguments against a schema with regular expressions may take (off the library's loop)."""
+
+_validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
+
+_TYPES: dict[str, Any] = {
+    "string": str,
+    "integer": int,
+    "number": float,
+    "boolean": bool,
+    "array": list,
+    "object": dict,
+    "null": type(None),
+}
+
+
+LITERALS = (str, int, float, bool, type(None))
+
+
+def _choices(schema: dict[str, Any]) -> list[Any] | None:
+    """The values a property may take (``enum``, or ``const``), when it lists them."""
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return list(schema["enum"])
+    if "const" in schema:
+        return [schema["const"]]
+    return None
+
+
+def python_type(schema: dict[str, Any]) -> Any:
+    """The Python annotation for a property schema: ``Literal[...]`` for its choices, else its type (``Any``
+    when it cannot say)."""
+    choices = _choices(schema)
+    if choices is not None and all(isinstance(c, LITERALS) for c in choices):
+        return Literal.__getitem__(tuple(dict.fromkeys(choices)))
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        types = [_TYPES[k] for k in kind if k in _TYPES]
+        if not types:
+            return Any
+        result = types[0]
+        for t in types[1:]:
+            result = result | t
+        return result
+    if "enum" in schema and kind is None:
+        return Any
+    return _TYPES.get(kind, Any) if isinstance(kind, str) else Any
+
+
+def _properties(schema: dict[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    if not schema:
+        return {}, set()
+    props = schema.get("properties")
+    required = schema.get("required")
+    return (props if isinstance(props, dict) else {}), set(required if isinstance(required, list) else [])
+
+
+def signature_from_schema(schema: dict[str, Any] | None) -> inspect.Signature:
+    """Keyword-only parameters, required ones first; optional ones default to the schema's ``default`` (what
+    the page assumes when it is left out), else ``None``."""
+    props, required = _properties(schema)
+    params = []
+    for name in sorted(props, key=lambda n: n not in required):
+        if not name.isidentifier() or keyword.iskeyword(name):
+            continue  # still passable through the args dict: tab.call("route", {"from": ...})
+        prop = props[name] if isinstance(props[name], dict) else {}
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=inspect.Parameter.empty if name in required else prop.get("default"),
+                annotation=python_type(prop),
+            )
+        )
+    return inspect.Signature(params)
+
+
+_BOUNDS = (("minimum", "≥"), ("exclusiveMinimum", ">"), ("maximum", "≤"), ("exclusiveMaximum", "<"))
+
+
+def describe_property(schema: Any, depth: int = 0) -> str:
+    """A property's schema in a few words: ``one of "one-way", "round-trip"``, ``integer ≥ 1``, ``array of
+    string matching ^[A-Z]{3}$, 2 items``, ``object with from, to``. Page text, shown as it is (bidi controls
+    made visible)."""
+    if not isinstance(schema, dict):
+        return "any"
+    choices = _choices(schema)
+    if choices is not None:
+        words = "one of " + ", ".join(json.dumps(c, ensure_ascii=False) for c in choices)
+    else:
+        kind = schema.get("type")
+        words = " or ".join(kind) if isinstance(kind, list) else str(kind or "any")
+        if kind == "array" and depth < 3:
+            words = f"array of {describe_property(schema.get('items'), depth + 1)}"
+        elif kind == "object" and isinstance(schema.get("properties"), dict) and schema["properties"]:
+            words = "object with " + ", ".join(schema["properties"])
+    extra = [f"{sign} {schema[key]}" for key, sign in _BOUNDS if isinstance(schema.get(key), int | float)]
+    if isinstance(schema.get("pattern"), str):
+        extra.append(f"matching {schema['pattern']}")
+    if isinstance(schema.get("format"), str):
+        extra.append(f"format {schema['format']}")
+    for low, high, unit in (("minLength", "maxLength", "characters"), ("minItems", "maxItems", "items")):
+        lo, hi = schema.get(low), schema.get(high)
+        if lo is not None and lo == hi:
+            extra.append(f"{lo} {unit}")
+        elif lo is not None or hi is not None:
+            extra.append(f"{lo or 0}–{'' if hi is None else hi} {unit}")
+    if "default" in schema:
+        extra.append(f"default {json.dumps(schema['default'], ensure_ascii=False)}")
+    text = words + (" " if extra and extra[0][0] in "≥>≤<" else ", " if extra else "") + ", ".join(extra)
+    return visible(clip(text, 300))
+
+
+PATTERN_TIMEOUT = 1.0
+"""Seconds one ``pattern`` may take: a page's regular expression may backtrack for minutes."""
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """``re.search`` as JSON Schema means it, with a time limit; the GIL is released while it runs."""
+    return regex.search(pattern, text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        if not _matches(pattern, instance):
+            yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    except TimeoutError:
+        yield ValidationError(f"matching {pattern!r} took over {PATTERN_TIMEOUT:g} s (a pathological pattern?)")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            try:
+                matched = _matches(pattern, key)
+            except TimeoutError:
+                yield ValidationError(f"matching {pattern!r} took over {PATTERN_TIMEOUT:g} s")
+                return
+            if matched:
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+@lru_cache(maxsize=512)
+def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+    schema = json.loads(schema_json)
+    base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    base.check_schema(schema)
+    cls = jsonschema.validators.extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
+    return cls(schema, format_checker=base.FORMAT_CHECKER)
+
+
+def has_pattern(schema: dict[str, Any] | None) -> bool:
+    """Whether ``schema`` holds a regular expression (``pattern``, ``patternProperties``): then
+    :func:`check_arguments` validates off the loop, with a time limit."""
+    text = json.dumps(schema or {})
+    return '"pattern"' in text or '"patternProperties"' in text
+
+
+async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool) -> None:
+    """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
+    (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
+    if not has_pattern:
+        validate_arguments(name, schema, args)
+        return
+    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, args)
+    try:
+        await asyncio.wait_for(future, VALIDATION_TIMEOUT)
+    except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
+        raise InvalidArgumentsError(
+            f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
+            "(a pathological pattern?); the call was not made"
+        ) from None
+
+
+def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> None:
+    """Raise :class:`InvalidArgumentsError` naming the field when ``args`` do not fit ``schema``.
+
+    Arguments the schema does not declare are refused too (most often a misspelt name), unless the
+    schema explicitly allows additional properties.
+    """
+    if not isinstance(args, dict):
+        raise InvalidArgumentsError(f"{tool_name}: arguments must be a mapping, not {type(args).__name__}")
+    try:
+        json.dumps(args, allow_nan=False)  # NaN and Infinity are not JSON: a page could not parse them
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgumentsError(f"{tool_name}: arguments must be JSON-serialisable ({exc})") from None
+    if not schema:
+        return
+    props, _ = _properties(schema)
+    if props and schema.get("additionalProperties") in (None, False):
+        unknown = sorted(set(args) - set(props))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(props), n=1)
+            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InvalidArgumentsError(
+                f"{tool_name}: unknown argument {unknown[0]!r}{guess}. It takes {', '.join(sorted(props))}. "
+                + not_sent(tool_name),
+                field=unknown[0],
+            )
+    try:
+        validator = _validator(json.dumps(schema, sort_keys=True))
+        error = best_match(validator.iter_errors(args))
+    except jsonschema.SchemaError as exc:
+        raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
+    except Exception as exc:  # e.g. a $ref that does not resolve
+        raise InvalidArgumentsError(f"{tool_name}: the page's input schema cannot be used: {exc}") from None
+    if error is None:
+        return
+    path = list(error.absolute_path)
+    message = error.message
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = [n for n in error.validator_value if n not in (error.instance or {})]
+        path.append(missing[0] if missing else "")
+        message = "missing (it is required)"
+    field = ".".join(str(p) for p in path) or None
+    where = f"argument {field!r}" if field else "arguments"
+    wanted = _wanted(schema, path)
+    raise InvalidArgumentsError(f"{tool_name}: {where}: {message}.{wanted} {not_sent(tool_name)}", field=field)
+
+
+def not_sent(tool_name: str) -> str:
+    """The next step after a refused call."""
+    return f"The page did not see the call; help(tab.tools[{tool_name!r}]) shows every argument."
+
+
+def _wanted(schema: dict[str, Any], path: list[Any]) -> str:
+    """What the property at ``path`` takes, from its schema: its constraints and the page's description."""
+    node: Any = schema
+    for step in path:
+        if not isinstance(node, dict):
+            return ""
+        if isinstance(step, int):
+            node = node.get("items")
+        else:
+            props = node.get("properties")
+            node = props.get(step) if isinstance(props, dict) else None
+    if not isinstance(node, dict) or not path:
+        return ""
+    description = node.get("description")
+    about = f" — {visible(clip(description, 200)).rstrip('.')}" if isinstance(description, str) and description else ""
+    return f" It takes {describe_property(node)}{about}."

@@ -1,0 +1,343 @@
+"""``Tab``: one tab of a connected browser, its live tools, and every action on it as an ``a*`` coroutine run on
+the library's loop with a blocking twin of the same name without the ``a``. Its state is the browser's mirror of
+the tab, kept up to date from the relay, so reading ``tab.tools`` never waits on the browser."""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import json
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..core._loop import blocking, on_loop, warn
+from ..core.display import escape, visible
+from ..core.errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from ..core.events import origin
+from ..link.protocol import Method, TabInfo, ToolInfo
+from .schema import check_arguments
+from .skills import InjectionResult, Skill, check_health
+from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
+
+if TYPE_CHECKING:
+    from .browser import Browser
+
+__all__ = ["Tab", "PNG", "UNLISTED", "NAVIGATION_TIMEOUT"]
+
+NAVIGATION_TIMEOUT = 45.0
+REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
+
+
+class PNG(bytes):
+    """PNG bytes that show as an image in a notebook."""
+
+    def _repr_png_(self) -> bytes:
+        return bytes(self)
+
+
+class Tab:
+    """One browser tab. ``tab.tools`` is a live mapping of the tools its frames registered."""
+
+    def __init__(self, browser: Browser, info: TabInfo) -> None:
+        self._browser = browser
+        self._tools = TabTools(self)
+        self._warned_omitted = 0
+        self._info = info
+        self._set_info(info, whole=True)
+
+    def _set_info(self, info: TabInfo, *, whole: bool) -> tuple[list[str], list[str]]:
+        """New fields for the tab, and its whole tool list if ``whole``; returns the names added and removed."""
+        changed = self._tools.replace(info.tools) if whole else ([], [])
+        self._info = info.model_copy(update={"tools": []})  # the tools live in self._tools
+        return changed
+
+    id = property(lambda self: self._info.id, doc="Chrome's tab id.")
+    browser = property(lambda self: self._browser, doc="The browser this tab is in.")
+    skills = property(
+        lambda self: list(self._info.skills), doc="How each skill fared in this tab: health, tools, shadowed names."
+    )
+    url = property(lambda self: self._info.url, doc="The tab's current URL.")
+    title = property(lambda self: self._info.title, doc="The tab's current title.")
+    webmcp = property(
+        lambda self: self._info.webmcp,
+        doc="Which WebMCP the page has: ``native``, ``testing`` (Chrome 146–149), ``polyfill``, or ``''`` (none seen).",
+    )
+    active = property(lambda self: self._info.active, doc="Whether it is the active tab of its window.")
+
+    @property
+    def closed(self) -> bool:
+        return not self._browser._has_tab(self)
+
+    @property
+    def tools(self) -> ToolMap:
+        """The tab's tools by name (top frame first, each frame's in registration order); the mapping follows the
+        page as it changes. ``tools.omitted`` counts tools the mirror left out (with a ``ToolsOmittedWarning``)."""
+        omitted = self._info.tools_omitted
+        if omitted and omitted != self._warned_omitted:
+            self._warned_omitted = omitted
+            warn(_omitted_message(self), ToolsOmittedWarning)
+        return ToolMap(self)
+
+    def _find_tool(self, name: str, frame: int | None) -> Tool:
+        tool = self._tools.named(name) if frame is None else self._tools.get((frame, name))
+        if tool is None:
+            raise self._missing(name, frame)
+        return tool
+
+    def _missing(self, name: str, frame: int | None) -> ToolNotFoundError:
+        """The error for a tool this tab does not list (``tab.call`` and ``tab.tools[name]`` raise the same):
+        the closest names, the tab's tools, and what to do when the page has not registered it yet."""
+        names = list(self._tools.names())
+        close = difflib.get_close_matches(name, names, n=3) if isinstance(name, str) and len(names) < 5000 else []
+        guess = f" Did you mean {', '.join(repr(n) for n in close)}?" if close else ""
+        listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
+        where = f" in frame {frame}" if frame is not None else ""
+        if names:
+            then = f"If the page registers it later, wait with tab.wait_for_tool({name!r})."
+        else:
+            then = (
+                f"This page registers no tools (yet): wait with tab.wait_for_tool({name!r}), or give it tools with a "
+                "skill, e.g. tab.inject(wm.Skill.builtin('dom'))."
+            )
+        return ToolNotFoundError(
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}.{guess} Its tools: {listed}. {then}"
+        )
+
+    # ----- calls -----
+
+    @on_loop
+    async def acall(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        /,
+        *,
+        frame: int | None = None,
+        timeout: float | None = None,
+        **kwargs: Any,
+    ) -> ToolResult:
+        """Call tool ``name`` with ``args`` and/or keyword arguments.
+
+        Arguments are checked against the tool's input schema first; a mismatch raises
+        ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
+        (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
+        """
+        if args is not None and not isinstance(args, Mapping):
+            raise InvalidArgumentsError(
+                f"{name}: the arguments must be a dict of named values, not {type(args).__name__} (WebMCP tools "
+                "take an object; a tool whose schema is not one cannot be called)"
+            )
+        arguments = {**(args or {}), **kwargs}
+        events, where = self._browser.events, {"tab_id": self.id, "url": self.url, "origin": origin()}
+        try:
+            try:
+                tool = self._find_tool(name, frame)
+            except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
+                await self.arefresh_tools()
+                try:
+                    tool = self._find_tool(name, frame)
+                except ToolNotFoundError:
+                    if not self._info.tools_omitted:
+                        raise
+                    tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
+            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+        except (ToolNotFoundError, InvalidArgumentsError) as exc:  # refused here: the page never sees the call
+            field = exc.field if isinstance(exc, InvalidArgumentsError) else None
+            events.emit(
+                "tool.refused",
+                **where,
+                tool=name,
+                arguments=_json_safe(arguments),
+                code=exc.code.value,
+                error=exc.message,
+                field=field,
+            )
+            raise
+        limit = timeout if timeout is not None else self._browser.call_timeout
+        params = {
+            "tabId": self.id,
+            "name": name,
+            "frameId": tool.frame_id,
+            "args": arguments,
+            "timeoutMs": int(limit * 1000),
+            "maxResultChars": self._browser.max_result_chars,
+        }
+        if tool.source == UNLISTED and frame is None:
+            del params["frameId"]  # whichever frame has it
+        events.emit(
+            "tool.called",
+            **where,
+            tool=name,
+            arguments=arguments,
+            read_only=tool.read_only,
+            source=tool.source,
+            risk=tool.risk,
+        )
+        await self._browser._around_call("before", self, tool)
+        started = time.perf_counter()  # the tool's own time: evidence before and after is timed on its own
+        try:
+            reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
+        except WebMCPError as exc:
+            duration = (time.perf_counter() - started) * 1000
+            events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
+            await self._browser._around_call("after", self, tool)
+            _say_what_next(exc, limit)
+            raise
+        duration = (time.perf_counter() - started) * 1000
+        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+        events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
+        await self._browser._around_call("after", self, tool)
+        return result
+
+    call = blocking(acall)
+
+    @on_loop
+    async def await_for_tool(self, name: str, timeout: float = 10.0) -> Tool:
+        """Wait until the page registers ``name`` (it may do so after a search or a click)."""
+        try:
+            await self._browser._wait_until(lambda: name in self._tools.names(), timeout, f"tool {name!r}")
+        except ToolTimeoutError:
+            names = list(self._tools.names())
+            listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
+            raise ToolTimeoutError(
+                f"tab {self.id} ({self.url}) did not register {name!r} within {timeout:g} s; its tools: {listed}. "
+                f"Wait longer with tab.wait_for_tool({name!r}, timeout=SECONDS), or do first what makes the page "
+                "offer it (a search, a click)."
+            ) from None
+        return self._find_tool(name, None)
+
+    wait_for_tool = blocking(await_for_tool)
+
+    # ----- skills -----
+
+    @on_loop
+    async def ainject(self, skill: Skill) -> InjectionResult:
+        """Run ``skill`` in this tab now (and install it for auto-injection on pages it matches).
+
+        Raises ``SkillHealthError`` with the reason when its health check fails here; then none of its
+        tools is registered. Injecting again replaces the earlier definitions in the page.
+        """
+        results = await self._browser.skills.ainstall(skill, tab=self)
+        skill._last_tab = self
+        return check_health(self.id, skill, results)
+
+    inject = blocking(ainject)
+
+    # ----- navigation and the rest -----
+
+    @on_loop
+    async def anavigate(self, url: str) -> Tab:
+        """Load ``url`` in this tab and wait until it has loaded and its tools are mirrored."""
+        self._browser.events.emit("navigation", tab_id=self.id, url=url, previous=self.url, origin=origin())
+        self._update(
+            await self._browser._request(Method.TAB_NAVIGATE, {"tabId": self.id, "url": url}, NAVIGATION_TIMEOUT)
+        )
+        return self
+
+    navigate = blocking(anavigate)
+
+    @on_loop
+    async def areload(self) -> Tab:
+        """Reload the current page and wait until it has loaded (its tools register again)."""
+        self._update(await self._browser._request(Method.TAB_RELOAD, {"tabId": self.id}, NAVIGATION_TIMEOUT))
+        return self
+
+    reload = blocking(areload)
+
+    @on_loop
+    async def aback(self) -> Tab:
+        """Go back in the tab's history and wait until the page is shown again."""
+        self._update(await self._browser._request(Method.TAB_BACK, {"tabId": self.id}, NAVIGATION_TIMEOUT))
+        return self
+
+    back = blocking(aback)
+
+    @on_loop
+    async def ascreenshot(self) -> PNG:
+        """A PNG of the tab's visible area (the tab is activated first)."""
+        reply = await self._browser._request(Method.TAB_SCREENSHOT, {"tabId": self.id}, 20.0)
+        return PNG(base64.b64decode(reply["data"]))
+
+    screenshot = blocking(ascreenshot)
+
+    @on_loop
+    async def aactivate(self) -> Tab:
+        """Make this the active tab of its window."""
+        self._update(await self._browser._request(Method.TAB_ACTIVATE, {"tabId": self.id}, 10.0))
+        return self
+
+    activate = blocking(aactivate)
+
+    @on_loop
+    async def arefresh_tools(self) -> Tab:
+        """Ask every frame to report its tools now (normally they are pushed as they change)."""
+        self._update(await self._browser._request(Method.TAB_SYNC, {"tabId": self.id}, 10.0))
+        return self
+
+    refresh_tools = blocking(arefresh_tools)
+
+    @on_loop
+    async def aclose(self) -> None:
+        """Close the tab."""
+        await self._browser._request(Method.TAB_CLOSE, {"tabId": self.id}, 10.0)
+        self._browser._forget_tab(self.id)
+
+    close = blocking(aclose)
+
+    def _update(self, reply: dict[str, Any]) -> None:
+        """After a tab action: the tab's new state came as a push just before the reply."""
+        self._browser._tab_from_reply(reply)
+
+    # ----- display -----
+
+    def __repr__(self) -> str:
+        return f"<Tab {self.id} {self.url!r} title={self.title!r} tools={len(self._tools)}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        tools = self.tools._repr_mimebundle_()
+        head = f"Tab {self.id}: {self.title or '(untitled)'} — {self.url}"
+        return {
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
+            "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
+        }
+
+
+UNLISTED = "unlisted"
+"""The source of a tool called by name that the mirror does not list (see ``TabInfo.tools_omitted``)."""
+
+
+def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
+    note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
+    return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _say_what_next(exc: WebMCPError, limit: float) -> None:
+    """Add the next step to a call's error where the browser's message stops at what happened."""
+    if isinstance(exc, ToolTimeoutError):
+        step = (
+            f"The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
+            f"(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."
+        )
+    elif isinstance(exc, NavigatedError):
+        step = "It may or may not have taken effect: look at the page (tab.url, tab.tools) before calling again."
+    else:
+        return
+    exc.message = f"{exc.message.rstrip('.')}. {step}"
+    exc.args = (exc.message,)
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` as it is when JSON can carry it, else its ``repr`` (a refused call's arguments may be neither)."""
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(value)
+    return value
+
+
+def _omitted_message(tab: Tab) -> str:
+    return (
+        f"tab {tab.id} ({tab.url}): {tab._info.tools_omitted:,} of the page's tools are left out of tab.tools "
+        "(a frame is over the mirror's bounds: 50,000 tools or 16 M characters); tab.call(name) still reaches them"
+    )

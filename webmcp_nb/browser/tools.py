@@ -1,0 +1,320 @@
+"""Page tools as Python objects: ``Tool`` (callable, with a signature from its schema), the live
+``ToolMap`` a tab exposes, ``ToolResult``, and ``TabTools``, the tab's mirror they are made from."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+from ..core._loop import blocking, on_loop
+from ..core.agent_rules import Risk, risk_of
+from ..core.display import Markup, clip, escape, pre_json, pretty_json, table, visible
+from ..link.protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
+from .schema import describe_property, has_pattern, signature_from_schema
+
+if TYPE_CHECKING:
+    from .tab import Tab
+
+__all__ = ["Tool", "ToolMap", "ToolResult", "TabTools", "ToolsOmittedWarning", "risk_label"]
+
+T = TypeVar("T")
+
+
+class ToolsOmittedWarning(UserWarning):
+    """A page has more tools than the mirror keeps of a frame (see docs/security.md); the rest are still callable
+    by name."""
+
+
+def risk_label(risk: str) -> str:
+    """A risk as views show it: ``read-only``, ``medium risk`` or ``high risk``."""
+    return "read-only" if risk == "low" else f"{risk} risk"
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returned. ``text`` is the page's text; ``value`` is it parsed when it is JSON."""
+
+    tool: str
+    text: str
+    duration_ms: float
+    frame_id: int = 0
+    value: Any = field(init=False)
+
+    def __post_init__(self) -> None:
+        try:
+            value = json.loads(self.text)
+        except ValueError:
+            value = self.text
+        object.__setattr__(self, "value", value)
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool reported a failure in its result (MCP style ``{"isError": true}``)."""
+        return isinstance(self.value, dict) and self.value.get("isError") is True
+
+    def __repr__(self) -> str:
+        return f"ToolResult({self.tool!r}, {self.duration_ms:.1f} ms, value={clip(repr(self.value), 200)})"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        status = "error" if self.is_error else "ok"
+        head = f"{self.tool} → {status} in {self.duration_ms:.1f} ms"
+        bundle: dict[str, Any] = {
+            "text/plain": visible(f"{head}\n{pretty_json(self.value, 4000)}"),
+            "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
+        }
+        return bundle
+
+
+class _Help:
+    """``Tool.__doc__``: the class's docstring on the class; on a tool, its help (``Tool._doc``), made when first
+    read: building it for each of a page's thousands of tools would cost more than the rest of a ``Tool``."""
+
+    def __init__(self, doc: str) -> None:
+        self.doc = doc
+
+    def __get__(self, tool: Tool | None, owner: type | None = None) -> str:
+        if tool is None:
+            return self.doc
+        if tool._help is None:
+            tool._help = tool._doc()
+        return tool._help
+
+
+class Tool:
+    __doc__ = _Help(
+        """One tool of a tab. Call it with keyword arguments: ``tab.tools["searchFlights"](origin="LON", ...)``."""
+    )
+
+    def __init__(self, tab: Tab, info: ToolInfo) -> None:
+        self._tab = tab
+        self.info = info
+        try:
+            self.__signature__ = signature_from_schema(info.input_schema)
+        except (TypeError, ValueError):  # a page's schema must never make its tab unusable
+            self.__signature__ = inspect.Signature()
+        self._help: str | None = None
+        self.has_pattern = has_pattern(info.input_schema)
+        """Whether the schema holds a regular expression (checked off the library's loop, with a time limit)."""
+
+    name = property(lambda self: self.info.name, doc="The tool's name as the page registered it.")
+    title = property(lambda self: self.info.title)
+    description = property(lambda self: self.info.description)
+    input_schema = property(lambda self: self.info.input_schema or {"type": "object", "properties": {}})
+    annotations = property(lambda self: dict(self.info.annotations))
+    source = property(lambda self: self.info.source, doc="native, polyfill, or the name of a skill")
+    frame_id = property(lambda self: self.info.frame_id)
+
+    @property
+    def read_only(self) -> bool:
+        """True when the page marked the tool ``readOnlyHint``: calling it changes nothing."""
+        return self.info.annotations.get("readOnlyHint") is True
+
+    @property
+    def risk(self) -> Risk:
+        """``low`` (read-only), ``medium`` (changes the page; the default) or ``high`` (``destructiveHint`` or
+        ``consequentialHint``, or declared ``risk: "high"``): what agents' confirmation policies go by."""
+        return risk_of(self.info.annotations)
+
+    @property
+    def risk_label(self) -> str:
+        """The risk as views show it: ``read-only``, ``medium risk`` or ``high risk``."""
+        return risk_label(self.risk)
+
+    @on_loop
+    async def acall(self, **kwargs: Any) -> ToolResult:
+        """Call the tool with keyword arguments (checked against its schema first), in its own frame."""
+        return await self._tab.acall(self.name, kwargs, frame=self.frame_id)
+
+    call = blocking(acall)
+    __call__ = call
+
+    def _doc(self) -> str:
+        """What ``help(tool)`` shows: the call, the page's description, and every argument in words."""
+        name = visible(self.info.name)
+        lines = [f"{name}{self.__signature__}", ""]
+        lines += [*textwrap.wrap(visible(self.info.description or "(no description)"), 100), ""]
+        lines.append(f"Source: {visible(self.info.source)} · {self.risk_label}")
+        schema = self.info.input_schema or {}
+        props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+        required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
+        if props:
+            lines += ["", "Arguments (* required):"]
+            order = sorted(props, key=lambda n: n not in required)
+            width = min(max(len(visible(n)) + 1 for n in order), 24)
+            for arg in order:
+                label = visible(arg) + ("*" if arg in required else "")
+                prop = props[arg] if isinstance(props[arg], dict) else {}
+                lines.append(f"  {label:<{width}}  {describe_property(prop)}")
+                about = prop.get("description")
+                if isinstance(about, str) and about:
+                    lines += [f"  {'':<{width}}  {line}" for line in textwrap.wrap(visible(clip(about, 600)), 90)]
+        else:
+            lines += ["", "No arguments."]
+        lines += ["", f"Call it: tab.tools[{self.info.name!r}](...) or tab.call({self.info.name!r}, {{...}})"]
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}]>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        marks = [self.source, self.risk_label] + ([f"frame {self.frame_id}"] if self.frame_id else [])
+        schema = self.input_schema
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        rows = [
+            [
+                Markup(f"<code>{escape(name)}</code>{'*' if name in required else ''}"),
+                describe_property(prop),
+                clip(str(prop.get("description", "")) if isinstance(prop, dict) else "", 300),
+            ]
+            for name, prop in sorted(props.items(), key=lambda item: item[0] not in required)
+        ]
+        arguments = table(["argument (* required)", "takes", "description"], rows) if rows else "<i>no arguments</i>"
+        body = (
+            f"<div><b>{escape(self.name)}</b> <i>({escape(', '.join(marks))})</i>"
+            f"<div>{escape(self.description)}</div>{arguments}"
+            f"<details><summary>input schema</summary>{pre_json(self.input_schema)}</details></div>"
+        )
+        return {"text/plain": self.__doc__, "text/html": body}
+
+
+def _group(info: ToolInfo) -> tuple[int, int]:
+    return tool_group(info.source, info.frame_id)
+
+
+class TabTools:
+    """A tab's tools as the relay reports them: their ``ToolInfo`` by key, in the mirror's order, and a ``Tool``
+    made for a key when first asked for, so neither listing thousands of tools nor a change to one of them
+    makes thousands of ``Tool`` objects.
+
+    The loop thread replaces ``infos`` with a new dict on each change (never edits it), so the notebook's
+    thread can read and iterate it at any time; caches are keyed by the dict or the ``ToolInfo`` they came from.
+    """
+
+    def __init__(self, tab: Tab) -> None:
+        self._tab = tab
+        self.infos: dict[ToolKey, ToolInfo] = {}
+        self._made: dict[ToolKey, Tool] = {}
+        self._names: tuple[dict[ToolKey, ToolInfo], dict[str, ToolKey]] = (self.infos, {})
+
+    def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
+        """Take the whole list; returns the names added and removed."""
+        keyed: dict[ToolKey, ToolInfo] = {}
+        for info in infos:
+            keyed.setdefault((info.frame_id, info.name), info)
+        before, self.infos, self._made = self.infos, keyed, {}
+        return [key[1] for key in keyed if key not in before], [key[1] for key in before if key not in keyed]
+
+    def apply(self, changes: ToolChanges) -> tuple[list[str], list[str]]:
+        """Take what changed since the last report; returns the names added and removed."""
+        removed, order, before = changes.removed, changes.order, self.infos
+        upserted = [((info.frame_id, info.name), info) for info in changes.upserted]
+        gone = [key for key in removed if key in before]
+        new = [key for key, _ in upserted if key not in before or key in gone]
+        for key in removed:
+            self._made.pop(key, None)
+        after = self.infos = apply_tool_changes(dict(before), removed, upserted, _group, order)
+        return [key[1] for key in new if key in after], [key[1] for key in gone if key not in after]
+
+    def names(self) -> dict[str, ToolKey]:
+        """Each name's key: the first in the tab's order (the top frame's, when frames share a name)."""
+        infos = self.infos
+        built, names = self._names
+        if built is not infos:
+            names = {}
+            for key in infos:
+                names.setdefault(key[1], key)
+            self._names = (infos, names)
+        return names
+
+    def get(self, key: ToolKey) -> Tool | None:
+        info = self.infos.get(key)
+        if info is None:
+            return None
+        tool = self._made.get(key)
+        if tool is None or tool.info is not info:
+            tool = self._made[key] = Tool(self._tab, info)
+        return tool
+
+    def named(self, name: str) -> Tool | None:
+        """The tool listed under ``name``."""
+        key = self.names().get(name)
+        return None if key is None else self.get(key)
+
+    def __len__(self) -> int:
+        return len(self.infos)
+
+
+class ToolMap(Mapping[str, Tool]):
+    """A live, read-only view of a tab's tools: it always reflects the tab's current mirror.
+
+    When two frames register the same name, the top frame's tool is the one under that name.
+    """
+
+    def __init__(self, tab: Tab) -> None:
+        self._tab = tab
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._tab._tools.named(name)
+        if tool is None:
+            raise self._tab._missing(name, None)
+        return tool
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tab._tools.names()
+
+    @overload
+    def get(self, name: str, /) -> Tool | None: ...
+    @overload
+    def get(self, name: str, /, default: Tool | T) -> Tool | T: ...
+    def get(self, name: str, /, default: Any = None) -> Any:
+        """The tool named ``name``, or ``default`` (without building the error ``tools[name]`` raises)."""
+        tool = self._tab._tools.named(name)
+        return default if tool is None else tool
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tab._tools.names())
+
+    def __len__(self) -> int:
+        return len(self._tab._tools.names())
+
+    @property
+    def omitted(self) -> int:
+        """How many tools the page has that the mirror left out (its frames are over the mirror's bounds). They
+        are not in this mapping, and ``tab.call(name)`` still reaches them."""
+        return self._tab._info.tools_omitted
+
+    def _omitted_text(self) -> str:
+        n = self.omitted
+        return f"{n:,} more left out of the mirror (over its bounds per frame); call them by name" if n else ""
+
+    def __repr__(self) -> str:
+        names = ", ".join(self) or "no tools"
+        more = self._omitted_text()
+        return f"ToolMap({names}{'; ' + more if more else ''})"
+
+    def _rows(self) -> list[list[Any]]:
+        return [
+            [
+                Markup(f"<code>{escape(t.name)}</code>"),
+                t.source,
+                t.risk_label,
+                t.frame_id or "",
+                clip(t.description, 160),
+            ]
+            for t in self.values()
+        ]
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        tools = dict(self)
+        more = self._omitted_text()
+        caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
+        lines = [caption] + [
+            f"  {t.name:<24} {t.source:<9} {t.risk_label:<11} {clip(t.description, 70)}" for t in tools.values()
+        ]
+        html_table = table(["name", "source", "risk", "frame", "description"], self._rows(), caption)
+        return {"text/plain": "\n".join(lines), "text/html": html_table}
