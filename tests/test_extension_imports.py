@@ -1,5 +1,5 @@
 """The extension's ES modules import only downward: no module reaches, through its imports, back to itself.
-Where a lower module must tell a higher one something, the entry (worker.js, sidepanel/main.js) connects them
+Where a lower module must tell a higher one something, the entry (worker/worker.js, sidepanel/main.js) connects them
 with callbacks. This reads the ``import … from './x.js'`` lines of every ``extension/**/*.js``."""
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 
 def test_the_parser_sees_the_imports() -> None:
     graph = imports()
-    assert "relay.js" in graph["worker.js"] and "protocol.js" in graph["relay.js"]
-    assert "agent-core.js" in graph["chat-loop.js"]  # an import spread over several lines
+    assert "worker/relay.js" in graph["worker/worker.js"] and "shared/protocol.js" in graph["worker/relay.js"]
+    assert "chat/agent-core.js" in graph["chat/chat-loop.js"]  # an import spread over several lines
     assert cycles({"a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]}) == [["a.js", "b.js", "c.js", "a.js"]]
 
 

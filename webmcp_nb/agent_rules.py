@@ -435,6 +435,6 @@ def js_module() -> str:
 
 
 if __name__ == "__main__":
-    target = Path(__file__).resolve().parents[1] / "extension" / "agent-rules.js"
+    target = Path(__file__).resolve().parents[1] / "extension" / "chat" / "agent-rules.js"
     target.write_text(js_module(), encoding="utf-8")
     print(f"wrote {target}")

@@ -564,6 +564,6 @@ def js_module() -> str:
 
 
 if __name__ == "__main__":
-    target = Path(__file__).resolve().parents[1] / "extension" / "protocol.js"
+    target = Path(__file__).resolve().parents[1] / "extension" / "shared" / "protocol.js"
     target.write_text(js_module())
     print(f"wrote {target}")
