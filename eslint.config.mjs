@@ -1,26 +1,29 @@
 // ESLint for the extension and the skills that ship with it: `npm run lint`. Each file is checked as what it is
 // where it runs, so a name that does not exist there is an error: a module of the service worker, a module of an
 // extension page, a pure module (also run by Node in the tests), a classic script in a page's MAIN or ISOLATED
-// world, or code in the USER_SCRIPT world. A file in none of the groups below gets no globals at all, so a new
-// file fails until it is put where it belongs.
+// world, or code in the USER_SCRIPT world. A folder that is one context (worker/, page/main/, page/isolated/,
+// page/user-script/, sidepanel/, options/, shared/) is named whole; chat/ holds pure modules and page modules, so
+// its files are named one by one. A file in none of the groups below gets no globals at all, so a new file fails
+// until it is put where it belongs.
 import js from '@eslint/js';
 import globals from 'globals';
 
 const chrome = { chrome: 'readonly' };
 
 // The service worker (background.service_worker in manifest.json, an ES module) and what it imports.
-const WORKER = [
-  'worker.js', 'relay.js', 'auth.js', 'pairing.js', 'lanes.js', 'mirror.js', 'calls.js', 'tab-actions.js',
-  'skills.js', 'panel-hub.js',
-].map((name) => `extension/${name}`);
+// (The options page imports pairing.js too: it uses only chrome.runtime, chrome.storage and navigator, which both
+// contexts have.)
+const WORKER = ['extension/worker/*.js'];
 // Pure modules: data and functions, no I/O. The worker or the pages import them, and Node runs them in tests.
 // They get only what Node and browsers share (URL, structuredClone, …), never `chrome` or the DOM.
-const PURE = ['protocol.js', 'agent-rules.js', 'agent-core.js'].map((name) => `extension/${name}`);
+const PURE = ['extension/shared/*.js', 'extension/chat/agent-rules.js', 'extension/chat/agent-core.js'];
 // Extension pages (the side panel, the options page) and the modules only they import.
-const PAGES = ['extension/sidepanel/*.js', 'extension/options.js', 'extension/chat-loop.js', 'extension/model-io.js'];
+const PAGES = [
+  'extension/sidepanel/*.js', 'extension/options/*.js', 'extension/chat/chat-loop.js', 'extension/chat/model-io.js',
+];
 // Classic scripts the manifest declares in the page's MAIN world: no extension API there. (bridge-serialize.js is
 // also injected before skill-runtime.js in the USER_SCRIPT world; what passes here passes there.)
-const MAIN_WORLD = ['bridge-serialize.js', 'bridge-polyfill.js', 'bridge.js'].map((name) => `extension/${name}`);
+const MAIN_WORLD = ['extension/page/main/*.js'];
 
 export default [
   js.configs.recommended,
@@ -51,7 +54,7 @@ export default [
   {
     // The ISOLATED world (content.js) and the USER_SCRIPT world's runtime (skill-runtime.js, which
     // configureWorld({messaging: true}) lets open a port to the worker): classic scripts with chrome.runtime.
-    files: ['extension/content.js', 'extension/skill-runtime.js'],
+    files: ['extension/page/isolated/*.js', 'extension/page/user-script/*.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser, ...chrome } },
     rules: { 'no-implicit-globals': 'error', strict: ['error', 'function'] },
   },

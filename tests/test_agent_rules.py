@@ -1,6 +1,6 @@
 """One set of agent rules for both faces: the notebook's agent and the side panel's chat follow
-``webmcp_nb/core/agent_rules.py``, whose data is generated into ``extension/agent-rules.js``; the functions that apply
-it exist in both languages and must give exactly the results in ``tests/vectors/agent_rules.json`` — Python
+``webmcp_nb/core/agent_rules.py``, whose data is generated into ``extension/chat/agent-rules.js``; the functions
+that apply it exist in both languages and must give exactly the results in ``tests/vectors/agent_rules.json`` — Python
 here, the real extension modules through Node."""
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def compare(got: dict[str, list[Any]], want: dict[str, list[Any]], vectors: dict
 
 
 def test_the_extensions_agent_rules_js_is_generated_from_python() -> None:
-    shipped = (ROOT / "extension" / "agent-rules.js").read_text(encoding="utf-8")
+    shipped = (ROOT / "extension" / "chat" / "agent-rules.js").read_text(encoding="utf-8")
     assert shipped == js_module(), "run python -m webmcp_nb.core.agent_rules"
 
 
@@ -175,9 +175,9 @@ def test_the_notebooks_agent_follows_every_case() -> None:
 def test_the_side_panels_chat_follows_every_case() -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the side panel's rules (extension/agent-core.js) cannot be run here")
+        pytest.skip("node is not installed: the side panel's rules (extension/chat/agent-core.js) cannot be run here")
     run = subprocess.run(
-        [node, str(VECTORS.parent / "agent_rules.mjs"), str(VECTORS), str(ROOT / "extension")],
+        [node, str(VECTORS.parent / "agent_rules.mjs"), str(VECTORS), str(ROOT / "extension" / "chat")],
         capture_output=True,
         text=True,
         timeout=60,

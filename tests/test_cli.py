@@ -19,7 +19,7 @@ def test_extension_path_points_at_a_loadable_extension():
     out = _cli("extension-path")
     path = Path(out.stdout.strip())
     assert out.returncode == 0 and path == extension_path()
-    assert (path / "manifest.json").exists() and (path / "bridge.js").exists()
+    assert (path / "manifest.json").exists() and (path / "page" / "main" / "bridge.js").exists()
 
 
 def test_demo_lists_and_calls_the_flight_tools(tmp_path: Path):

@@ -1,8 +1,8 @@
-"""Page text inside the model's data blocks: tool results and the page context are framed the same way by the
-notebook's agent (``webmcp_nb/core/agent_rules.py``) and by the side panel's chat (``extension/agent-core.js``), checked
-against one file of vectors (``tests/vectors/tool_results.json``) that both implementations must reproduce
-exactly. Whatever a page or a model puts in a result, an error or a tool name, the block cannot be closed
-early, nor a second one forged."""
+"""Page text inside the model's data blocks: tool results and the page context are framed the same way by the notebook's
+agent (``webmcp_nb/core/agent_rules.py``) and by the side panel's chat (``extension/chat/agent-core.js``), checked
+against one file of vectors (``tests/vectors/tool_results.json``) that both implementations must reproduce exactly.
+Whatever a page or a model puts in a result, an error or a tool name, the block cannot be closed early, nor a second
+one forged."""
 
 from __future__ import annotations
 
@@ -61,9 +61,9 @@ def test_the_agent_frames_every_vector() -> None:
 def test_the_side_panel_frames_every_vector_alike() -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the side panel's framing (extension/agent-core.js) cannot be run here")
+        pytest.skip("node is not installed: the side panel's framing (extension/chat/agent-core.js) cannot be run here")
     run = subprocess.run(
-        [node, str(VECTORS.parent / "frame.mjs"), str(VECTORS), str(ROOT / "extension" / "agent-core.js")],
+        [node, str(VECTORS.parent / "frame.mjs"), str(VECTORS), str(ROOT / "extension" / "chat" / "agent-core.js")],
         capture_output=True,
         text=True,
         timeout=60,

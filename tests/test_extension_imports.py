@@ -1,6 +1,7 @@
 """The extension's ES modules import only downward: no module reaches, through its imports, back to itself.
-Where a lower module must tell a higher one something, the entry (worker.js, sidepanel/main.js) connects them
-with callbacks. This reads the ``import … from './x.js'`` lines of every ``extension/**/*.js``."""
+Where a lower module must tell a higher one something, the entry (worker/worker.js, sidepanel/main.js) connects them
+with callbacks. Each folder is one context and imports only from the folders it may. This reads the
+``import … from './x.js'`` lines of every ``extension/**/*.js``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ import re
 from pathlib import Path
 
 EXTENSION = Path(__file__).resolve().parents[1] / "extension"
+# Each folder, and what its modules may import: a path inside extension/ that starts with one of these.
+MAY_IMPORT = {
+    "shared": ("shared/",),
+    "chat": ("chat/", "shared/"),
+    "worker": ("worker/", "shared/"),
+    "sidepanel": ("sidepanel/", "chat/", "shared/"),
+    "options": ("options/", "chat/", "shared/", "worker/pairing.js"),  # "Pair now", "Forget pairing"
+    "page": (),  # classic scripts in pages' worlds: they import nothing
+}
 IMPORT = re.compile(r"""^(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^import\s*['"]([^'"]+)['"]""", re.M)
 
 
@@ -43,8 +53,8 @@ def cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 
 def test_the_parser_sees_the_imports() -> None:
     graph = imports()
-    assert "relay.js" in graph["worker.js"] and "protocol.js" in graph["relay.js"]
-    assert "agent-core.js" in graph["chat-loop.js"]  # an import spread over several lines
+    assert "worker/relay.js" in graph["worker/worker.js"] and "shared/protocol.js" in graph["worker/relay.js"]
+    assert "chat/agent-core.js" in graph["chat/chat-loop.js"]  # an import spread over several lines
     assert cycles({"a.js": ["b.js"], "b.js": ["c.js"], "c.js": ["a.js"]}) == [["a.js", "b.js", "c.js", "a.js"]]
 
 
@@ -57,3 +67,15 @@ def test_every_import_names_a_module_that_exists() -> None:
 def test_no_module_imports_itself_through_others() -> None:
     found = cycles(imports())
     assert not found, "import cycles:\n" + "\n".join(" → ".join(cycle) for cycle in found)
+
+
+def test_each_folder_imports_only_what_it_may() -> None:
+    graph = imports()
+    assert set(MAY_IMPORT) == {module.split("/")[0] for module in graph}, "a folder MAY_IMPORT does not know"
+    wrong = [
+        f"{module} imports {name}"
+        for module, names in graph.items()
+        for name in names
+        if not name.startswith(MAY_IMPORT[module.split("/")[0]])
+    ]
+    assert not wrong, "\n".join(wrong)

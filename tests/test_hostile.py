@@ -68,7 +68,7 @@ def test_a_page_finds_no_secret_and_cannot_read_the_extension(open_tab, browser)
         wm.Agent(tab, base_url=model.base_url, api_key=key, model="m", evidence="off", confirm="never").run("look")
     found = tab.call("snoop").value
     assert found["slot"] == "undefined" and found["skills"] == "undefined" and found["globals"] == []
-    assert found["config.json"] == found["manifest.json"] == found["worker.js"] == "blocked"
+    assert found["config.json"] == found["manifest.json"] == found["worker/worker.js"] == "blocked"
     text = str(found)
     assert key not in text and browser.relay.secret not in text
 

@@ -110,7 +110,7 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
 
         with playwright_context(chromium.profile_dir) as seen:  # the options page says so; it can forget and pair
             page = seen.new_page()
-            page.goto(f"chrome-extension://{EXTENSION_ID}/options.html")
+            page.goto(f"chrome-extension://{EXTENSION_ID}/options/options.html")
             state = page.locator("#connection-state")
             expect(state).to_have_attribute("data-status", "connected", timeout=15_000)
             expect(state).to_contain_text(f"ws://127.0.0.1:{account.port}")

@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_extensions_protocol_js_is_generated_from_python():
-    assert (ROOT / "extension" / "protocol.js").read_text() == js_module(), "run python -m webmcp_nb.link.protocol"
+    shipped = (ROOT / "extension" / "shared" / "protocol.js").read_text()
+    assert shipped == js_module(), "run python -m webmcp_nb.link.protocol"
 
 
 def test_every_error_code_maps_to_its_own_exception_class():

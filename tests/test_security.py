@@ -102,7 +102,7 @@ def test_python_and_the_extension_compute_the_same_proofs():
     secret, role, peer, relay_nonce = "s3cret-" * 6, "browser", "A" * 43, "b" * 43
     found = run_module_script(
         f"""
-        const m = await import('./auth.js');
+        const m = await import('./worker/auth.js');
         const lane = await m.laneCredentials();
         result = {{
           proofs: [await m.relayProof({json.dumps(secret)}, '{role}', '{peer}', '{relay_nonce}'),

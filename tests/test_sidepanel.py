@@ -29,7 +29,7 @@ expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
+OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 DENIED = "The user denied this action. Do not retry it; ask the user what to do instead."
 RESULTS_QUERY = "&".join(f"{k}={v}" for k, v in DEMO_SEARCH.items())  # opens the flight demo on its results
 

@@ -25,7 +25,7 @@ from webmcp_nb.recording.session import EVIDENCE_FILE, evidence_file
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXkt do not leak\n-----END OPENSSH PRIVATE KEY-----\n"
 
-# What the side panel sends, shaped as extension/panel-hub.js and extension/chat-loop.js build it.
+# What the side panel sends, shaped as extension/worker/panel-hub.js and extension/chat/chat-loop.js build it.
 LEGITIMATE = [
     {"kind": "tool.called", "data": {"tool": "searchFlights", "arguments": {"origin": "LON"}}},
     {"kind": "tool.returned", "duration_ms": 12.5, "data": {"tool": "searchFlights", "text": '{"count": 15}'}},
@@ -80,7 +80,7 @@ FORGED = [
 
 def test_the_kinds_accepted_are_exactly_those_the_side_panel_sends() -> None:
     sent = set()
-    for name in ("panel-hub.js", "chat-loop.js"):
+    for name in ("worker/panel-hub.js", "chat/chat-loop.js"):
         sent |= set(re.findall(r"\bemit\(\s*'([a-z_.]+)'", (ROOT / "extension" / name).read_text()))
     assert sent == set(PANEL_EVENT_DATA)
 

@@ -45,7 +45,7 @@ expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the side panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options.html"
+OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 BLOCK = {tag: re.compile(rf"<\s*/?\s*{tag}", re.I) for tag in ("tool_result", "page_context")}

@@ -2,8 +2,8 @@
 // (chat-loop.js) that runs each turn with the shown tab's tools. A notebook agent's turns on the shown tab are
 // shown in the same transcript, from their events. Of the endpoint's settings this module keeps what is wrong
 // with them and shows the model's name; the API key is neither kept nor shown.
-import { CONFIRM, LIMITS } from '../agent-rules.js';
-import { ChatLoop, checkSettings } from '../chat-loop.js';
+import { CONFIRM, LIMITS } from '../chat/agent-rules.js';
+import { ChatLoop, checkSettings } from '../chat/chat-loop.js';
 import { addCard } from './cards.js';
 import { $, el, short, visible } from './dom.js';
 import { request } from './hub.js';

@@ -2,7 +2,7 @@
 // file, tests/vectors/log_lines.json, keeps the two saying the same): the URL of a navigation, the tools a page
 // added and removed, a call's arguments and a preview of its result, who acted. Plain text; the log renders it as
 // text. No DOM here, so node can run it.
-import { LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS } from '../protocol.js';
+import { LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS } from '../shared/protocol.js';
 
 const PREVIEW = 140;
 export const PROBLEMS = new Set(LOG_PROBLEMS);

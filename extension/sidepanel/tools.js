@@ -1,8 +1,8 @@
 // The side panel's tools section: the shown tab's tools with their marks (source, risk, frame), the selected
 // tool's description and schema, an argument template made from its schema, and a call by hand through the
 // worker's hub (which records it as events, as the notebook's calls are).
-import { SCHEMA } from '../agent-rules.js';
-import { normalizeSchema, riskOf } from '../agent-core.js';
+import { SCHEMA } from '../chat/agent-rules.js';
+import { normalizeSchema, riskOf } from '../chat/agent-core.js';
 import { $, badge, el, pretty, riskBadge, visible } from './dom.js';
 import { request } from './hub.js';
 import { currentTab, shown, tabs } from './tabs.js';

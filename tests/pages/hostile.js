@@ -59,7 +59,7 @@ mc.registerTool({
       storage: JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }), cookie: document.cookie,
       html: document.documentElement.outerHTML.length,
     };
-    for (const file of ['config.json', 'manifest.json', 'worker.js']) {
+    for (const file of ['config.json', 'manifest.json', 'worker/worker.js']) {
       try {
         const response = await fetch(`chrome-extension://fplfpdibakppaigkgefcfokekegeonli/${file}`);
         found[file] = `readable: ${(await response.text()).slice(0, 200)}`;

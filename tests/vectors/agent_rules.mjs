@@ -1,13 +1,13 @@
-// Runs every case of agent_rules.json through the side panel chat's own modules (extension/agent-core.js and
-// the generated extension/agent-rules.js, imported as they ship) and prints the results as JSON, section by
-// section, in order: `node agent_rules.mjs VECTORS.json EXTENSION_DIR`. tests/test_agent_rules.py compares them
+// Runs every case of agent_rules.json through the side panel chat's own modules (extension/chat/agent-core.js and
+// the generated extension/chat/agent-rules.js, imported as they ship) and prints the results as JSON, section by
+// section, in order: `node agent_rules.mjs VECTORS.json CHAT_DIR`. tests/test_agent_rules.py compares them
 // with the expected values and with what Python gives.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [vectorsPath, extension] = process.argv.slice(2);
-const load = (name) => import(pathToFileURL(join(extension, name)).href);
+const [vectorsPath, chat] = process.argv.slice(2);
+const load = (name) => import(pathToFileURL(join(chat, name)).href);
 const core = await load('agent-core.js');
 const { PROVIDERS, TEXTS } = await load('agent-rules.js');
 

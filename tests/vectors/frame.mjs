@@ -1,4 +1,4 @@
-// Frames every input of a vector file with the side panel chat's own code (extension/agent-core.js, imported as
+// Frames every input of a vector file with the side panel chat's own code (extension/chat/agent-core.js, imported as
 // it ships) and prints the texts as JSON, in order: `node frame.mjs VECTORS.json AGENT-CORE.js`.
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -1,7 +1,7 @@
 """The agent's model I/O: one request to an OpenAI-compatible endpoint through the ``openai`` SDK, shaped by the
 provider's quirks (:mod:`webmcp_nb.core.agent_rules`), streamed or in one body, and its reply normalised — tool calls
 with ids, arguments as JSON text in the history, prompt-mode calls parsed out of the text, token usage. The
-side panel's chat does the same in ``extension/model-io.js``; the loop itself is in :mod:`webmcp_nb.agent.agent`.
+side panel's chat does the same in ``extension/chat/model-io.js``; the loop itself is in :mod:`webmcp_nb.agent.agent`.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def assistant_message(
 ) -> tuple[list[tuple[str, str, Any]], dict[str, Any]]:
     """The calls of a reply (ids made up as ``call_N`` where missing) and the assistant message for the history:
     arguments as JSON text (GLM sends objects and wants text back), ``reasoning_content`` only where the provider
-    wants it back. ``extension/agent-core.js`` ``assistantMessage`` is the same function."""
+    wants it back. ``extension/chat/agent-core.js`` ``assistantMessage`` is the same function."""
     calls = [(raw["id"] or f"call_{next(ids)}", raw["name"], raw["arguments"]) for raw in raw_calls]
 
     def text(arguments: Any) -> str:

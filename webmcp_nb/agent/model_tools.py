@@ -1,7 +1,7 @@
 """Page tools as a model sees them: OpenAI function specs with schemas providers accept (meta keys dropped,
 local ``$ref`` resolved, an object root), names providers accept (mapped, and mapped back), and a description
-that ends with the tool's risk. The rules are in :mod:`webmcp_nb.core.agent_rules`; the side panel's chat applies them
-alike (``extension/agent-core.js``, ``tests/vectors/agent_rules.json``)."""
+that ends with the tool's risk. The rules are in :mod:`webmcp_nb.core.agent_rules`; the side panel's chat applies
+them alike (``extension/chat/agent-core.js``, ``tests/vectors/agent_rules.json``)."""
 
 from __future__ import annotations
 

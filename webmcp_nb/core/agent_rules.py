@@ -3,9 +3,9 @@
 policies, provider presets with their hosts and quirks, and the schema and name rules.
 
 Two faces follow them: the notebook's agent (``agent.py``, ``model_io.py``, ``model_tools.py``,
-``providers.py``) and the side panel's chat (``extension/chat-loop.js``). ``python -m webmcp_nb.core.agent_rules``
-writes the data into ``extension/agent-rules.js`` and a test keeps the two equal; the few functions that apply
-the data exist in both languages (here and in ``extension/agent-core.js``) and are held to one file of cases,
+``providers.py``) and the side panel's chat (``extension/chat/chat-loop.js``). ``python -m webmcp_nb.core.agent_rules``
+writes the data into ``extension/chat/agent-rules.js`` and a test keeps the two equal; the few functions that apply
+the data exist in both languages (here and in ``extension/chat/agent-core.js``) and are held to one file of cases,
 ``tests/vectors/agent_rules.json``. Standard library only: ``tools.py`` imports it for ``Tool.risk``.
 """
 
@@ -435,6 +435,6 @@ def js_module() -> str:
 
 
 if __name__ == "__main__":
-    target = Path(__file__).resolve().parents[2] / "extension" / "agent-rules.js"
+    target = Path(__file__).resolve().parents[2] / "extension" / "chat" / "agent-rules.js"
     target.write_text(js_module(), encoding="utf-8")
     print(f"wrote {target}")

@@ -11,7 +11,7 @@ else crosses a socket, each proves it knows the secret without sending it, over 
 
 A listener that does not know the secret (another account's process squatting the port) learns one nonce and
 nothing it can replay: every proof covers a nonce the other side chose, and the two proofs differ by who made
-them. ``extension/auth.js`` computes the same proofs with WebCrypto; a test keeps the two in step.
+them. ``extension/worker/auth.js`` computes the same proofs with WebCrypto; a test keeps the two in step.
 """
 
 from __future__ import annotations

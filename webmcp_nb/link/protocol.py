@@ -2,7 +2,7 @@
 
 The relay, the Python client and the extension all speak this. Messages are JSON objects:
 requests ``{id, method, params}``, replies ``{id, result}`` or ``{id, error: {code, message, data}}``,
-notifications ``{method, params}``. ``extension/protocol.js`` is generated from this module
+notifications ``{method, params}``. ``extension/shared/protocol.js`` is generated from this module
 (``python -m webmcp_nb.link.protocol``) and a test keeps the two equal.
 """
 
@@ -479,8 +479,9 @@ PANEL_EVENT_DATA: dict[str, type[_PanelData]] = {
     "agent.error": AgentErrorData,
     "agent.turn.finished": AgentTurnFinishedData,
 }
-"""The kinds of event a side panel sends (``extension/panel-hub.js``: hand calls and confirmation answers;
-``extension/chat-loop.js``: its chat), each with its fields. Nothing else (evidence above all) comes from a panel."""
+"""The kinds of event a side panel sends (``extension/worker/panel-hub.js``: hand calls and confirmation answers;
+``extension/chat/chat-loop.js``: its chat), each with its fields. Nothing else (evidence above all) comes from a
+panel."""
 
 
 class PanelEvent(BaseModel):
@@ -542,6 +543,6 @@ def js_module() -> str:
 
 
 if __name__ == "__main__":
-    target = Path(__file__).resolve().parents[2] / "extension" / "protocol.js"
+    target = Path(__file__).resolve().parents[2] / "extension" / "shared" / "protocol.js"
     target.write_text(js_module())
     print(f"wrote {target}")

@@ -4,7 +4,7 @@
 // tools, answer a confirmation, switch a skill, record an event, focus a session's tab, close a session.
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
-import { Method, PANEL_EVENT_KINDS } from './protocol.js';
+import { Method, PANEL_EVENT_KINDS } from '../shared/protocol.js';
 import { connectionState, isConnected, notify } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';

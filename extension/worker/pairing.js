@@ -2,7 +2,7 @@
 // `webmcp-nb pair` installs (Chrome starts it as the user, for this extension only, and it reads the 0600 secret
 // file), and is kept in chrome.storage.local, which web pages and content scripts cannot read. A launched
 // browser gets its secret in config.json instead (see relay.js). Nothing is ever copied by hand.
-import { HOST_NAME } from './protocol.js';
+import { HOST_NAME } from '../shared/protocol.js';
 
 // {secret, port, pairedAt} or null.
 export async function storedPairing() {

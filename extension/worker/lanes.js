@@ -6,7 +6,7 @@
 // frame's port, a proof of that key for its handshake and the proof the relay must answer with (auth.js);
 // page scripts can read neither, and the key itself never crosses the lane. A lane that never opened is
 // offered to that frame again only after the worker reconnects to the relay.
-import { Method } from './protocol.js';
+import { Method } from '../shared/protocol.js';
 import { isConnected, notify, relaySettings } from './relay.js';
 import { laneCredentials } from './auth.js';
 

@@ -4,7 +4,7 @@
 // (its frame is over the mirror's bounds) is still called by name: each frame that left tools out is asked.
 // A caller that gives up (an MCP client cancelling, an agent stopped) makes the relay send `tool.cancel` with the
 // call's `callId`: the endpoint aborts it as on expiry.
-import { ErrorCode } from './protocol.js';
+import { ErrorCode } from '../shared/protocol.js';
 import { RelayError } from './relay.js';
 import { findTool, tabs } from './mirror.js';
 

@@ -3,11 +3,11 @@
 // Trusted Types do not apply to it, and page scripts cannot reach it. It is registered for the skill's URL
 // patterns (auto-injection on every matching load) and executed at once in matching open tabs and in tabs
 // it was injected into by hand. Enable/disable and per-tool disable only change what the mirror shows.
-import { ErrorCode, Method } from './protocol.js';
+import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError, isConnected, notify } from './relay.js';
 import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
 
-const RUNTIME = [{ file: 'bridge-serialize.js' }, { file: 'skill-runtime.js' }];
+const RUNTIME = [{ file: 'page/main/bridge-serialize.js' }, { file: 'page/user-script/skill-runtime.js' }];
 const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 

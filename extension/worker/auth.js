@@ -2,7 +2,7 @@
 // The worker sends a nonce, checks the relay's proof over both nonces, and only then sends its own: a program
 // squatting the relay's port that does not know the pairing secret learns one nonce and nothing else.
 // Lanes (lanes.js) get the same treatment with a one-time key per frame instead of the secret.
-import { Method } from './protocol.js';
+import { Method } from '../shared/protocol.js';
 
 const AUTH_VERSION = 1;
 const encoder = new TextEncoder();

@@ -6,7 +6,7 @@
 //   protocol.js, auth.js, pairing.js → relay.js → lanes.js → mirror.js → calls.js, tab-actions.js, skills.js
 //   → panel-hub.js → worker.js
 // What a lower module must ask or tell a higher one is connected here.
-import { Method, PROTOCOL_VERSION } from './protocol.js';
+import { Method, PROTOCOL_VERSION } from '../shared/protocol.js';
 import { configure, connect, isConnected, notify, reconnect } from './relay.js';
 import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tabs, tellEndpoints, wireMirror } from './mirror.js';
 import { callTool, cancelCall, failCallsOf, handleResult } from './calls.js';

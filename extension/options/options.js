@@ -4,10 +4,10 @@
 // key is ever shown, except the key in its password input here. Listeners are attached before anything is
 // awaited, and stored values fill only fields nobody has typed into yet, so a fast user (or test) never loses
 // input.
-import { DEFAULT_PORT } from './protocol.js';
-import { forgetPairing, pair } from './pairing.js';
-import { PROVIDERS } from './agent-rules.js';
-import { checkSettings } from './chat-loop.js';
+import { DEFAULT_PORT } from '../shared/protocol.js';
+import { forgetPairing, pair } from '../worker/pairing.js';
+import { PROVIDERS } from '../chat/agent-rules.js';
+import { checkSettings } from '../chat/chat-loop.js';
 
 const $ = (id) => document.getElementById(id);
 

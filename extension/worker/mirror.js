@@ -4,7 +4,7 @@
 // `tab.updated` to the relay, debounced, with only what changed in the view since the last push (ToolChanges in
 // webmcp_nb/protocol.py). The hello carries every view whole. After a worker restart memory is empty:
 // `resyncAll` asks every frame to announce itself again.
-import { Method, PAGE_SOURCES } from './protocol.js';
+import { Method, PAGE_SOURCES } from '../shared/protocol.js';
 import { isConnected, notify } from './relay.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 

@@ -4,7 +4,7 @@
 // ~30 s after its last event, open socket or not; server pings do not count), and dispatch of relay requests.
 // The connection's state (connected, unpaired, a port held by something else…) is kept in
 // chrome.storage.session for the options page and the side panel.
-import { DEFAULT_PORT, ErrorCode, Method } from './protocol.js';
+import { DEFAULT_PORT, ErrorCode, Method } from '../shared/protocol.js';
 import { AuthError, authenticate } from './auth.js';
 import { pair, pairingPaused, storedPairing } from './pairing.js';
 

@@ -1,7 +1,7 @@
 // Relay requests that act on tabs: open, navigate, activate, close, screenshot, sync. Open and navigate
 // return once the top frame has loaded the new document and answered a sync, so tools registered during
 // load are in the reply.
-import { ErrorCode, Method } from './protocol.js';
+import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError } from './relay.js';
 import { flushDirty, markDirty, rememberTab, sync, tabs } from './mirror.js';
 
