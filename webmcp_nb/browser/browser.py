@@ -36,11 +36,11 @@ from ..link.protocol import (
     parse_panel_event,
 )
 from ..link.relay import Relay
+from .calls import CallLine
 from .chromium import ChromiumProcess, ProcessExit
 from .panel_feed import PanelFeed
 from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
-from .tools import Tool
 
 if TYPE_CHECKING:
     from ..agent.agent import Agent
@@ -80,7 +80,7 @@ class Browser:
 
     The rest of the package uses only these methods, never its attributes: ``_request`` (a request to this
     browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
-    ``_attach_session``/``_detach_session``/``_around_call`` (sessions and their evidence),
+    ``_attach_session``/``_detach_session`` (sessions; their evidence is taken on the tabs' ``CallLine``),
     ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
     ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions)."""
 
@@ -93,8 +93,6 @@ class Browser:
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
         on_close: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
-        self.call_timeout = call_timeout
-        self.max_result_chars = max_result_chars
         self.id = browser_id
         self.info: BrowserInfo | None = None
         self._connection = connection
@@ -112,6 +110,9 @@ class Browser:
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
         self._sessions: list[Session] = []  # those recording this browser now (their evidence hooks run on calls)
+        self._calls = CallLine(
+            self.events, self._request, self._sessions, call_timeout=call_timeout, max_result_chars=max_result_chars
+        )
         self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()  # whose confirmations a side panel may answer
         self._loop = asyncio.get_running_loop()
         self._feed = PanelFeed(self.events, self._push_to_panels)
@@ -396,12 +397,25 @@ class Browser:
         for agent in list(self._agents):
             agent.answer(request_id, approved, by=by)
 
-    async def _around_call(self, phase: str, tab: Tab, tool: Tool) -> None:
-        """Before and after each tool call: the recording sessions' evidence (screenshots)."""
-        for session in list(self._sessions):
-            await session._evidence(phase, tab, tool)
-
     # ----- public -----
+
+    @property
+    def call_timeout(self) -> float:
+        """Seconds a tool call may run before it fails with ``ToolTimeoutError`` (``tab.call(timeout=...)`` for one)."""
+        return self._calls.call_timeout
+
+    @call_timeout.setter
+    def call_timeout(self, seconds: float) -> None:
+        self._calls.call_timeout = seconds
+
+    @property
+    def max_result_chars(self) -> int:
+        """Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
+        return self._calls.max_result_chars
+
+    @max_result_chars.setter
+    def max_result_chars(self, chars: int) -> None:
+        self._calls.max_result_chars = chars
 
     @property
     def connected(self) -> bool:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 import difflib
-import json
-import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +14,7 @@ from ..core.display import escape, visible
 from ..core.errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from ..core.events import origin
 from ..link.protocol import Method, TabInfo, ToolInfo
+from .calls import CallRecord
 from .schema import check_arguments
 from .skills import InjectionResult, Skill, check_health
 from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
@@ -26,7 +25,6 @@ if TYPE_CHECKING:
 __all__ = ["Tab", "PNG", "UNLISTED", "NAVIGATION_TIMEOUT"]
 
 NAVIGATION_TIMEOUT = 45.0
-REPLY_MARGIN = 5.0  # the browser enforces call timeouts; Python waits this much longer as a backstop
 
 
 class PNG(bytes):
@@ -41,6 +39,7 @@ class Tab:
 
     def __init__(self, browser: Browser, info: TabInfo) -> None:
         self._browser = browser
+        self._calls = browser._calls
         self._tools = TabTools(self)
         self._warned_omitted = 0
         self._info = info
@@ -123,72 +122,49 @@ class Tab:
         ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
         (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
         """
-        if args is not None and not isinstance(args, Mapping):
-            raise InvalidArgumentsError(
-                f"{name}: the arguments must be a dict of named values, not {type(args).__name__} (WebMCP tools "
-                "take an object; a tool whose schema is not one cannot be called)"
-            )
-        arguments = {**(args or {}), **kwargs}
-        events, where = self._browser.events, {"tab_id": self.id, "url": self.url, "origin": origin()}
+        arguments = _arguments(name, args, kwargs)
+        record = CallRecord(self._calls.events, self, name, arguments)
+        tool = await record.refusing(self._checked(name, frame, arguments))
+        limit = self._calls.limit(timeout)
+        record.called(tool)
+        async with self._calls.evidence(self, tool):
+            try:
+                reply = await record.timed(self._calls.request(self._call_params(tool, arguments, limit, frame), limit))
+            except WebMCPError as exc:
+                record.failed(exc)
+                _say_what_next(exc, limit)
+                raise
+            duration = record.returned(reply["text"])
+            return ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+
+    async def _checked(self, name: str, frame: int | None, arguments: dict[str, Any]) -> Tool:
+        """The tool a call goes to, its arguments checked against its schema."""
         try:
+            tool = self._find_tool(name, frame)
+        except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
+            await self.arefresh_tools()
             try:
                 tool = self._find_tool(name, frame)
-            except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
-                await self.arefresh_tools()
-                try:
-                    tool = self._find_tool(name, frame)
-                except ToolNotFoundError:
-                    if not self._info.tools_omitted:
-                        raise
-                    tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
-            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
-        except (ToolNotFoundError, InvalidArgumentsError) as exc:  # refused here: the page never sees the call
-            field = exc.field if isinstance(exc, InvalidArgumentsError) else None
-            events.emit(
-                "tool.refused",
-                **where,
-                tool=name,
-                arguments=_json_safe(arguments),
-                code=exc.code.value,
-                error=exc.message,
-                field=field,
-            )
-            raise
-        limit = timeout if timeout is not None else self._browser.call_timeout
+            except ToolNotFoundError:
+                if not self._info.tools_omitted:
+                    raise
+                tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
+        await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+        return tool
+
+    def _call_params(self, tool: Tool, arguments: dict[str, Any], limit: float, frame: int | None) -> dict[str, Any]:
+        """The ``tool.call`` request: which tab, frame and tool, the arguments and the limits."""
         params = {
             "tabId": self.id,
-            "name": name,
+            "name": tool.name,
             "frameId": tool.frame_id,
             "args": arguments,
             "timeoutMs": int(limit * 1000),
-            "maxResultChars": self._browser.max_result_chars,
+            "maxResultChars": self._calls.max_result_chars,
         }
         if tool.source == UNLISTED and frame is None:
             del params["frameId"]  # whichever frame has it
-        events.emit(
-            "tool.called",
-            **where,
-            tool=name,
-            arguments=arguments,
-            read_only=tool.read_only,
-            source=tool.source,
-            risk=tool.risk,
-        )
-        await self._browser._around_call("before", self, tool)
-        started = time.perf_counter()  # the tool's own time: evidence before and after is timed on its own
-        try:
-            reply = await self._browser._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
-        except WebMCPError as exc:
-            duration = (time.perf_counter() - started) * 1000
-            events.emit("tool.failed", **where, duration_ms=duration, tool=name, code=exc.code.value, error=exc.message)
-            await self._browser._around_call("after", self, tool)
-            _say_what_next(exc, limit)
-            raise
-        duration = (time.perf_counter() - started) * 1000
-        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
-        events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
-        await self._browser._around_call("after", self, tool)
-        return result
+        return params
 
     call = blocking(acall)
 
@@ -327,13 +303,14 @@ def _say_what_next(exc: WebMCPError, limit: float) -> None:
     exc.args = (exc.message,)
 
 
-def _json_safe(value: Any) -> Any:
-    """``value`` as it is when JSON can carry it, else its ``repr`` (a refused call's arguments may be neither)."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return repr(value)
-    return value
+def _arguments(name: str, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments: the ``args`` dict and the keyword arguments together."""
+    if args is not None and not isinstance(args, Mapping):
+        raise InvalidArgumentsError(
+            f"{name}: the arguments must be a dict of named values, not {type(args).__name__} (WebMCP tools "
+            "take an object; a tool whose schema is not one cannot be called)"
+        )
+    return {**(args or {}), **kwargs}
 
 
 def _omitted_message(tab: Tab) -> str:
