@@ -79,7 +79,10 @@ def expected(vectors: dict[str, Any]) -> dict[str, list[Any]]:
 
 
 class _Tab:
-    """Just enough of a tab for ``Tool``."""
+    """Just enough of a tab for ``Tool``: its own origin (a frame's tools say theirs)."""
+
+    def __init__(self, origin: str = "") -> None:
+        self.origin = origin
 
 
 def python_results(vectors: dict[str, Any]) -> dict[str, list[Any]]:
@@ -100,7 +103,8 @@ def python_results(vectors: dict[str, Any]) -> dict[str, list[Any]]:
         return out
 
     def specs(case: dict[str, Any]) -> list[dict[str, Any]]:
-        tools = [Tool(_Tab(), ToolInfo.model_validate(t)) for t in case["tools"]]  # type: ignore[arg-type]
+        tab = _Tab(case.get("page_origin", ""))
+        tools = [Tool(tab, ToolInfo.model_validate(t)) for t in case["tools"]]  # type: ignore[arg-type]
         return [{"risk": s.tool.risk, "wrapped": s.wrapped, "function": s.function} for s in tool_specs(tools).values()]
 
     def result(case: dict[str, Any]) -> str:

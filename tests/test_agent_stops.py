@@ -283,9 +283,10 @@ def test_every_tool_has_a_risk_and_the_model_reads_it(page):
     with ScriptedServer([say("ok")]) as model:
         agent_for(tab, model).run("What can you do?")
     offered = {t["function"]["name"]: t["function"]["description"] for t in model.requests[0]["tools"]}
-    assert offered["sendPayment"] == "Sends money (risk: high)"
-    assert offered["readNote"] == "The note (risk: low, read-only)"
-    assert offered["setNote"] == "Replaces the note (risk: medium)"
+    source = f"from {tab.origin}"  # and where each tool comes from: the page's own origin here
+    assert offered["sendPayment"] == f"Sends money ({source}; risk: high)"
+    assert offered["readNote"] == f"The note ({source}; risk: low, read-only)"
+    assert offered["setNote"] == f"Replaces the note ({source}; risk: medium)"
     assert "high (it submits, sends, pays, deletes or publishes)" in model.requests[0]["messages"][0]["content"]
 
 

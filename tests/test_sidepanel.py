@@ -502,3 +502,39 @@ def test_sidecar_risk_levels_and_policies(chromium: Chromium, server: Any) -> No
         notebook.locator("button.approve").click()
         assert run.result(timeout=30).answer == "Published."
     assert not page.errors
+
+
+def test_a_cross_origin_frames_tools_are_marked_and_confirmations_say_whose(chromium: Chromium, server: Any) -> None:
+    """A page on 127.0.0.1 with a frame from localhost: the panel marks the frame's tools, its chat tells the model
+    where each tool comes from, and every confirmation card (the chat's, a notebook agent's) names the source."""
+    page_origin, frame = f"http://127.0.0.1:{server.port}", f"http://localhost:{server.port}"
+    marked = f"a frame of {frame}, not the page's own origin ({page_origin})"
+    tab = chromium.browser.open(server.url("t/cross-frame.html"))
+    tab.wait_for_tool("sendPin", timeout=10)
+    page = chromium.panel(tab)
+    inner = page.locator('#tools li[data-tool="sendPin"]')
+    expect(inner.locator(".badge.cross-origin")).to_have_text(f"frame of {frame}", timeout=TIMEOUT)
+    expect(page.locator('#tools li[data-tool="hostTool"] .badge.cross-origin')).to_have_count(0)
+    inner.click()
+    expect(page.locator("#tool-marks")).to_contain_text(f"from {marked}")
+
+    with ScriptedServer([call("sendPin", pin="1234"), say("Not sent.")]) as model:
+        chromium.configure_chat(model.base_url, "scripted", "sk-test")
+        page.fill("#chat-input", "send my PIN")
+        page.click("#chat-send")
+        card = page.locator('#confirmations .card[data-origin="chat"]')
+        expect(card).to_contain_text(f"from {marked}", timeout=TIMEOUT)
+        card.locator("button.deny").click()
+        expect(page.locator("#chat-transcript .message.assistant").last).to_have_text("Not sent.", timeout=TIMEOUT)
+        offered = {t["function"]["name"]: t["function"]["description"] for t in model.requests[0]["tools"]}
+    assert offered["sendPin"].endswith(f"(from {marked}; risk: high)")
+    assert offered["hostTool"].endswith(f"(from {page_origin}; risk: low, read-only)")
+
+    with ScriptedServer([call("sendPin", pin="1234"), say("Not sent.")]) as model:
+        agent = wm.Agent(tab, base_url=model.base_url, api_key="x", model="m", evidence="off")
+        run = agent.start("send my PIN")
+        card = page.locator('#confirmations .card[data-origin="notebook"]')
+        expect(card).to_contain_text(f"from {marked}", timeout=TIMEOUT)
+        card.locator("button.deny").click()
+        assert run.result(timeout=30).steps[0].confirmed is False
+    assert not page.errors

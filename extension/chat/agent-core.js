@@ -2,7 +2,7 @@
 // model_tools.py and model_io.py (assistant_message), over the data both read (agent-rules.js, generated from
 // agent_rules.py). tests/vectors/agent_rules.json holds the cases both implementations must reproduce exactly.
 // Pure functions: no I/O, no extension API, so Node runs this module as it ships.
-import { CONFIRM, FRAMING, LIMITS, NAMES, PROVIDERS, RISK, SCHEMA, TEXTS, USAGE_FIELDS } from './agent-rules.js';
+import { CONFIRM, FRAMING, LIMITS, NAMES, PROVENANCE, PROVIDERS, RISK, SCHEMA, TEXTS, USAGE_FIELDS } from './agent-rules.js';
 
 // `template` with each {name} replaced by its value, in one pass (a value's own braces stay as they are).
 export function fill(template, values = {}) {
@@ -192,25 +192,37 @@ export function normalizeSchema(schema) {
   return { schema: resolved, wrapped: false };
 }
 
-// The tool's description, ending with its risk (and a mark when its results are untrusted), cut for providers:
-// the page's text is cut, never the notes (a long description must not hide its risk).
-export function descriptionForModel(description, title, name, risk, untrusted) {
-  const notes = [RISK.notes[risk], ...(untrusted ? [RISK.untrusted_note] : [])];
-  const note = ` (${notes.join(', ')})`;
-  return codePoints(String(description || title || name).trim(), LIMITS.max_description_chars - note.length).head + note;
+// Where a tool comes from: an MCP server, else the origin of the frame that registered it, marked when it is not
+// the page's own; '' when neither is known.
+export function provenance(origin, pageOrigin, server) {
+  if (server) return fill(PROVENANCE.server, { server });
+  if (!origin) return pageOrigin || '';
+  if (pageOrigin && origin !== pageOrigin) return fill(PROVENANCE.frame, { origin, page: pageOrigin });
+  return origin;
+}
+
+// The tool's description, ending with where it comes from and its risk (and a mark when its results are
+// untrusted), cut for providers: the page's text is cut, never the notes (a long description must not hide its
+// risk or its origin).
+export function descriptionForModel(description, title, name, risk, untrusted, source = '') {
+  const notes = [RISK.notes[risk], ...(untrusted ? [RISK.untrusted_note] : [])].join(', ');
+  const note = source ? ` (${fill(PROVENANCE.note, { provenance: source })}; ${notes})` : ` (${notes})`;
+  return codePoints(String(description || title || name).trim(), Math.max(LIMITS.max_description_chars - note.length, 0)).head + note;
 }
 
 export const isUntrusted = (tool) => tool?.annotations?.untrustedContentHint === true;
 
-// Model name → {tool, risk, wrapped, function}.
-export function toolSpecs(tools) {
+// Model name → {tool, risk, wrapped, source, function}; `pageOrigin` is the tab's own origin (a frame's tools say
+// theirs); `source` is where the tool comes from (provenance).
+export function toolSpecs(tools, pageOrigin = '') {
   const specs = new Map();
   for (const tool of tools ?? []) {
     const name = modelName(tool.name, new Set(specs.keys()));
     const { schema, wrapped } = normalizeSchema(tool.inputSchema);
     const risk = riskOf(tool.annotations);
-    const description = descriptionForModel(tool.description, tool.title, tool.name, risk, isUntrusted(tool));
-    specs.set(name, { tool, risk, wrapped, function: { name, description, parameters: schema } });
+    const source = provenance(tool.origin, pageOrigin);
+    const description = descriptionForModel(tool.description, tool.title, tool.name, risk, isUntrusted(tool), source);
+    specs.set(name, { tool, risk, wrapped, source, function: { name, description, parameters: schema } });
   }
   return specs;
 }

@@ -70,6 +70,11 @@ export const RISK = freeze({
   },
   "untrusted_note": "returns untrusted content"
 });
+export const PROVENANCE = freeze({
+  "frame": "a frame of {origin}, not the page's own origin ({page})",
+  "server": "the MCP server {server}",
+  "note": "from {provenance}"
+});
 export const CONFIRM = freeze({
   "policies": {
     "never": [],

@@ -151,7 +151,7 @@ export class ChatLoop {
     let toolsOffered = true;
     for (;;) {
       const tab = host.tab(tabId);
-      const specs = toolsOffered ? toolSpecs(tab?.tools ?? []) : new Map();
+      const specs = toolsOffered ? toolSpecs(tab?.tools ?? [], tab?.origin) : new Map();
       const functions = [...specs.values()].map((s) => s.function);
       const reply = await this.io.complete(settings, conversation(tab, history), functions, signal, {
         onStart: () => host.startAssistant?.(),
@@ -225,6 +225,7 @@ export class ChatLoop {
     const args = parseArguments(call.arguments);
     const tool = spec ? spec.tool.name : call.name;
     const risk = spec ? spec.risk : null;
+    const source = spec ? spec.source : '';
     const untrusted = spec ? isUntrusted(spec.tool) : false;
     const done = (status, body, extra = {}) => {
       host.step({ tool, status, summary: body });
@@ -235,8 +236,8 @@ export class ChatLoop {
     if (needsConfirmation(this.confirm, risk)) {
       turn.open.set(call.id, { name: call.name, state: 'confirming' });
       const id = `sc-${Date.now().toString(36)}-${++this.ids}`;
-      host.emit('confirmation.requested', tabId, { id, tool, arguments: args, read_only: risk === 'low', risk });
-      const approved = await host.confirm({ id, tool, arguments: args, risk, tabId }, signal);
+      host.emit('confirmation.requested', tabId, { id, tool, arguments: args, read_only: risk === 'low', risk, provenance: source });
+      const approved = await host.confirm({ id, tool, arguments: args, risk, provenance: source, tabId }, signal);
       if (signal.aborted) throw signal.reason; // nobody answered before the turn stopped
       host.emit('confirmation.answered', tabId, { id, tool, arguments: args, approved: !!approved, by: 'sidepanel' });
       if (!approved) {
@@ -247,7 +248,7 @@ export class ChatLoop {
     }
     if (signal.aborted) throw signal.reason;
     turn.open.set(call.id, { name: call.name, state: 'running' });
-    const reply = await Promise.race([host.call(tabId, tool, pageArguments(spec, args)), aborted(signal)]);
+    const reply = await Promise.race([host.call(tabId, spec.tool, pageArguments(spec, args)), aborted(signal)]); // the tool shown, in its document
     if (!reply.ok) {
       const message = fill(TEXTS.tool_error, { code: reply.error?.code ?? 'INTERNAL', message: reply.error?.message ?? 'the call failed' });
       return done('error', message, { reached: true });

@@ -10,8 +10,9 @@ import { shown, tabs } from './tabs.js';
 const KEEP_RESOLVED_CARDS = 3;
 const cards = new Map(); // confirmation id → {node, origin, tabId, resolved, decide}
 
-// A card for a confirmation; `decide(approved)` is called for a chat's card, `signal` expires it.
-export function addCard({ id, tool, arguments: args, risk, tabId, origin, decide, signal }) {
+// A card for a confirmation; `decide(approved)` is called for a chat's card, `signal` expires it. `provenance`
+// says where the tool comes from (its frame's origin, or an MCP server), so the user knows whose tool runs.
+export function addCard({ id, tool, arguments: args, risk, provenance, tabId, origin, decide, signal }) {
   if (cards.has(id)) return;
   const approve = el('button', { type: 'button', class: 'approve primary', text: 'Approve' });
   const deny = el('button', { type: 'button', class: 'deny', text: 'Deny' });
@@ -27,6 +28,7 @@ export function addCard({ id, tool, arguments: args, risk, tabId, origin, decide
       el('strong', { text: String(tool ?? '?') }),
       where ? el('span', { class: 'muted', text: ` on ${short(where, 40)}` }) : null,
       isRisk(risk) ? riskBadge(risk) : null),
+    provenance ? el('div', { class: 'card-from muted small', text: `from ${short(String(provenance), 200)}` }) : null,
     el('pre', { class: 'card-args', text: pretty(JSON.stringify(args ?? {})) }),
     el('div', { class: 'row' }, approve, deny, note),
   );
@@ -83,7 +85,7 @@ function resolveCard(id, text, approved) {
 export function trackConfirmations(event) {
   const d = event.data ?? {};
   if (event.kind === 'confirmation.requested' && !fromPanel(event) && d.id) {
-    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, risk: d.risk, tabId: event.tab_id, origin: 'notebook' });
+    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, risk: d.risk, provenance: d.provenance, tabId: event.tab_id, origin: 'notebook' });
   } else if (event.kind === 'confirmation.answered' && d.id) {
     resolveCard(String(d.id), `${d.approved ? 'Approved' : 'Denied'}${d.by ? ` (${d.by})` : ''}`, !!d.approved);
   } else if (event.kind === 'agent.turn.finished' && !fromPanel(event)) {

@@ -32,7 +32,7 @@ function addMessage(kind, text, label) {
 
 const loop = new ChatLoop({
   tab: (tabId) => tabs.get(tabId) ?? null,
-  call: (tabId, name, args) => request({ type: 'call', tabId, name, args, timeoutMs: LIMITS.tool_timeout_s * 1000 }),
+  call: (tabId, { name, frameId, documentId }, args) => request({ type: 'call', tabId, name, frameId, documentId, args, timeoutMs: LIMITS.tool_timeout_s * 1000 }),
   emit: (kind, tabId, data) => void request({ type: 'emit', kind, tabId, data }),
   confirm: (req, signal) => new Promise((resolve) => addCard({ ...req, origin: 'chat', decide: resolve, signal })),
   // After a step that may have changed the page's tools: the worker asks the tab's frames to report them (as

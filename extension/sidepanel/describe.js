@@ -74,6 +74,15 @@ function finished(d) {
   return `${clip(outcome, 300)} (${steps} tool call${steps === 1 ? '' : 's'}${total})`;
 }
 
+// An MCP client's session: who started it, the tab it drives, its end.
+function session(kind, tabId, d) {
+  const who = `${clip(String(d.client || 'an MCP client'), 100)} (pid ${d.pid ?? '?'})`;
+  const tab = tabId !== null && tabId !== undefined ? `tab ${tabId}` : 'no tab';
+  if (kind === 'mcp.session.started') return `${who} connected, on ${tab}`;
+  if (kind === 'mcp.session.bound') return `${who} now drives ${tab}`;
+  return `${who} disconnected`;
+}
+
 // One line saying what happened (without time, duration or actor: the log adds those).
 export function describe(event) {
   const d = event.data ?? {};
@@ -118,11 +127,14 @@ export function describe(event) {
     }
     case 'model.request': return `${d.messages} messages, ${(d.tools ?? []).length} tools`;
     case 'model.prompt_mode': return 'the endpoint refused tools: tools described in the prompt instead';
-    case 'confirmation.requested': return `${callText(tool, d.arguments, 80)}? [${d.risk ?? ''} risk]`;
+    case 'confirmation.requested': return `${callText(tool, d.arguments, 80)}? [${d.risk ?? ''} risk]${d.provenance ? ` from ${clip(String(d.provenance), 200)}` : ''}`;
     case 'confirmation.answered': return `${tool} ${d.approved ? 'approved' : 'denied'}`;
     case 'note': return String(d.text ?? '');
     case 'browser.crashed': return String(d.message ?? 'the browser is gone');
     case 'replay.diverged': return `step ${d.step} ${tool}: differs from the recording`;
+    case 'mcp.session.started':
+    case 'mcp.session.bound':
+    case 'mcp.session.ended': return session(event.kind, event.tab_id, d);
     default: {
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';

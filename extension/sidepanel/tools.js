@@ -2,7 +2,7 @@
 // tool's description and schema, an argument template made from its schema, and a call by hand through the
 // worker's hub (which records it as events, as the notebook's calls are).
 import { SCHEMA } from '../chat/agent-rules.js';
-import { normalizeSchema, riskOf } from '../chat/agent-core.js';
+import { normalizeSchema, provenance, riskOf } from '../chat/agent-core.js';
 import { $, badge, el, pretty, riskBadge, visible } from './dom.js';
 import { request } from './hub.js';
 import { currentTab, shown, tabs } from './tabs.js';
@@ -30,11 +30,17 @@ export function forgetSelection() {
   $('tool-result').hidden = true;
 }
 
-function toolMarks(tool) {
+// A tool's marks: its source, risk, untrusted results, its frame — marked when the frame's origin is not the
+// page's own — and, in the selected tool's details (`detail`), the origin it comes from.
+function toolMarks(tool, detail = false) {
   const marks = [badge(tool.source ?? '?', `source source-${tool.source === 'native' || tool.source === 'polyfill' ? tool.source : 'skill'}`, 'Where the tool comes from')];
   marks.push(riskBadge(riskOf(tool.annotations)));
   if (tool.annotations?.untrustedContentHint) marks.push(badge('untrusted', 'untrusted', 'untrustedContentHint: returns content the page does not vouch for'));
-  if (tool.frameId) marks.push(badge(`frame ${tool.frameId}`, 'frame', tool.frameUrl ?? ''));
+  const pageOrigin = currentTab()?.origin ?? '';
+  const from = provenance(tool.origin, pageOrigin);
+  if (tool.origin && pageOrigin && tool.origin !== pageOrigin) marks.push(badge(`frame of ${tool.origin}`, 'frame cross-origin', from));
+  else if (tool.frameId) marks.push(badge(`frame ${tool.frameId}`, 'frame', tool.frameUrl ?? ''));
+  if (detail && from) marks.push(badge(`from ${from}`, 'from', 'The origin of the frame that registered it'));
   return marks;
 }
 
@@ -46,7 +52,7 @@ export function renderTools() {
     {
       dataset: { tool: tool.name }, tabindex: 0, role: 'option',
       class: tool.name === selected ? 'selected' : '', 'aria-selected': String(tool.name === selected),
-      title: tool.title || tool.description || tool.name,
+      title: `${tool.title || tool.description || tool.name}\n(from ${provenance(tool.origin, currentTab()?.origin ?? '') || '?'})`,
       onclick: () => selectTool(tool.name),
       onkeydown: (e) => (e.key === 'Enter' || e.key === ' ') && (e.preventDefault(), selectTool(tool.name)),
     },
@@ -79,7 +85,7 @@ function renderToolDetail() {
   $('tool-detail').hidden = !tool;
   if (!tool) return;
   $('tool-name').textContent = visible(tool.title && tool.title !== tool.name ? `${tool.name} — ${tool.title}` : tool.name);
-  $('tool-marks').replaceChildren(...toolMarks(tool));
+  $('tool-marks').replaceChildren(...toolMarks(tool, true));
   $('tool-description').textContent = visible(tool.description || '(no description)');
   $('tool-schema').textContent = visible(JSON.stringify(tool.inputSchema ?? {}, null, 2));
   if (argsFor !== tool.name) {

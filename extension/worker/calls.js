@@ -12,11 +12,14 @@ const calls = new Map(); // call id → {port, finish(message), cancel()}
 const byCallId = new Map(); // the relay's callId → call id
 let nextId = 1;
 
-export async function callTool({ tabId, name, frameId, args, timeoutMs = 30_000, maxResultChars = 4_000_000, callId }) {
+export async function callTool({ tabId, name, frameId, documentId, args, timeoutMs = 30_000, maxResultChars = 4_000_000, callId }) {
   if (!tabs.has(tabId)) throw new RelayError(ErrorCode.TAB_NOT_FOUND, `No tab with id ${tabId}`);
-  const found = findTool(tabId, name, frameId);
+  const found = findTool(tabId, name, frameId, documentId);
   const notFound = () => new RelayError(ErrorCode.TOOL_NOT_FOUND, `Tab ${tabId} has no tool named "${name}"`);
   if (!found) throw notFound();
+  if (found.stale) {
+    throw new RelayError(ErrorCode.STALE_TOOL, `Tab ${tabId} no longer shows the document that registered "${name}": the page changed since you listed it.`);
+  }
   if (found.endpoint) return run(found.endpoint, name, args, timeoutMs, maxResultChars, callId);
   for (const endpoint of found.unlisted) {
     try {

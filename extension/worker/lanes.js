@@ -33,7 +33,7 @@ export async function offerLane(endpoint, tabId) {
     endpoint.lane = null;
     return;
   }
-  notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId });
+  notify(Method.LANE_GRANT, { key, tabId, frameId: endpoint.frameId, documentId: endpoint.documentId });
   try {
     endpoint.port.postMessage({ type: 'lane', url: settings.relayUrl.replace(/\/browser$/, '/lane'), protocol, expect });
   } catch (_) {

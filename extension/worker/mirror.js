@@ -22,7 +22,7 @@ export const PAGE = 'webmcp-nb';
 export const SKILLS = 'webmcp-nb-skills';
 
 export const tabs = new Map(); // tab id → {id, url, title, active, status, windowId}
-const endpoints = new Map(); // tab id → Set of {port, kind, frameId, url, tools: FrameTools, skills, lane}
+const endpoints = new Map(); // tab id → Set of {port, kind, frameId, documentId, origin, url, tools: FrameTools, skills, lane}
 const views = new Map(); // tab id → Map of key → record: the tab's tools as last pushed, in order
 const syncs = new Map(); // sync id → resolve
 let nextSyncId = 1;
@@ -76,8 +76,8 @@ const isPage = (tool) => PAGE_SOURCES.includes(tool.source);
 const keyOf = (frameId, name) => `${frameId}\n${name}`;
 
 // One reported tool, bounded and labelled by what the worker knows rather than what the page says: page
-// endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name; the frame
-// is the port's. Null when it is not a tool at all.
+// endpoints may only claim native/polyfill; a skill tool's source must be an installed skill's name; the frame,
+// its document and its origin are the port's. Null when it is not a tool at all.
 function toRecord(raw, endpoint) {
   if (typeof raw?.name !== 'string' || raw.name.length > 128) return null;
   const tool = {
@@ -89,6 +89,8 @@ function toRecord(raw, endpoint) {
     source: endpoint.kind === PAGE ? (raw.source === 'native' ? 'native' : 'polyfill') : String(raw.source ?? ''),
     frameId: endpoint.frameId,
     frameUrl: endpoint.url,
+    documentId: endpoint.documentId,
+    origin: endpoint.origin,
   };
   let size;
   try {
@@ -186,11 +188,16 @@ function updateView(tabId) {
   return changes;
 }
 
-// The endpoint that runs `name` (in `frameId`, if given), as the tab's list orders them; or, when the mirror does
-// not list it, the page endpoints that left tools out (it may be one of those), in frame order.
-export function findTool(tabId, name, frameId) {
+// The endpoint that runs `name` (in `frameId`, if given, and in document `documentId`, if given), as the tab's
+// list orders them; or, when the mirror does not list it, the page endpoints that left tools out (it may be one of
+// those), in frame order; or `{stale: true}` when the frame no longer shows that document (the page changed since
+// the caller listed the tool: the new document's tool of the same name is never run instead).
+export function findTool(tabId, name, frameId, documentId) {
   const all = [...(endpoints.get(tabId) ?? [])].sort(byFrame);
-  const wanted = (endpoint) => frameId === undefined || endpoint.frameId === frameId;
+  const inFrame = (endpoint) => frameId === undefined || endpoint.frameId === frameId;
+  const current = (endpoint) => documentId === undefined || !endpoint.documentId || endpoint.documentId === documentId;
+  const wanted = (endpoint) => inFrame(endpoint) && current(endpoint);
+  if (documentId !== undefined && !all.some((e) => inFrame(e) && current(e))) return { stale: true };
   const pages = all.filter((e) => e.kind === PAGE);
   const page = pages.find((e) => wanted(e) && e.tools.has(name));
   if (page) return { tool: page.tools.get(name).tool, endpoint: page };
@@ -217,6 +224,17 @@ function skillStatus(tabId) {
   return status;
 }
 
+// The page's own origin: its top frame's port's, else its URL's.
+function topOrigin(tabId) {
+  const top = [...(endpoints.get(tabId) ?? [])].find((e) => e.frameId === 0 && e.origin);
+  if (top) return top.origin;
+  try {
+    return new URL(tabs.get(tabId)?.url ?? '').origin;
+  } catch (_) {
+    return '';
+  }
+}
+
 // A tab without its tools: what `tab.updated` carries next to the changes.
 function tabFields(tabId) {
   const tab = tabs.get(tabId);
@@ -228,7 +246,7 @@ function tabFields(tabId) {
   }
   return {
     id: tabId, url: tab?.url ?? '', title: tab?.title ?? '', active: !!tab?.active, status: tab?.status ?? '',
-    skills: skillStatus(tabId), toolsOmitted: omitted, webmcp,
+    skills: skillStatus(tabId), toolsOmitted: omitted, webmcp, origin: topOrigin(tabId),
   };
 }
 
@@ -307,7 +325,8 @@ export function attach(port, kind, relayUp) {
   if (!tabs.has(tabId)) rememberTab(tab);
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
   const frameId = port.sender.frameId ?? 0;
-  const endpoint = { port, kind, frameId, url: port.sender.url, tools: new FrameTools(), skills: [], lane: null, api: '' };
+  const { documentId, origin, url } = port.sender;
+  const endpoint = { port, kind, frameId, documentId, origin, url, tools: new FrameTools(), skills: [], lane: null, api: '' };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {

@@ -59,11 +59,12 @@ function emit(kind, tabId, data, durationMs = null) {
   return event;
 }
 
-async function callForPanel({ tabId, name, args }) {
+// A call by hand, or the chat's (which names the frame and document of the tool it showed its model).
+async function callForPanel({ tabId, name, frameId, documentId, args }) {
   emit('tool.called', tabId, { tool: name, arguments: args ?? {} });
   const started = performance.now();
   try {
-    const { text } = await callTool({ tabId, name, args: args ?? {}, timeoutMs: 10_000 });
+    const { text } = await callTool({ tabId, name, frameId, documentId, args: args ?? {}, timeoutMs: 10_000 });
     emit('tool.returned', tabId, { tool: name, text }, performance.now() - started);
     return { ok: true, text };
   } catch (error) {

@@ -38,7 +38,7 @@ process.stdout.write(JSON.stringify({
       return mapped;
     });
   }),
-  tool_specs: v.tool_specs.map((c) => [...core.toolSpecs(c.tools).values()].map((s) => ({ risk: s.risk, wrapped: s.wrapped, function: s.function }))),
+  tool_specs: v.tool_specs.map((c) => [...core.toolSpecs(c.tools, c.page_origin).values()].map((s) => ({ risk: s.risk, wrapped: s.wrapped, function: s.function }))),
   results: v.results.map((c) => {
     const body = c.template === undefined ? c.text : core.fill(TEXTS[c.template], c.values);
     return core.resultText(c.tool, c.status, body, c.annotations?.untrustedContentHint === true, c.limit);

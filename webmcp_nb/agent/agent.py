@@ -136,6 +136,9 @@ class ConfirmationRequest:
     future: asyncio.Future[bool] = field(repr=False)
     answered_by: str = ""
     risk: str = "medium"
+    provenance: str = ""
+    """Where the tool comes from: the origin of the page's frame that registered it (marked when it is not the
+    page's own), or ``the MCP server <name>``."""
 
 
 Confirmer = Callable[[ConfirmationRequest], bool | Awaitable[bool]]
@@ -495,8 +498,8 @@ class Agent:
         mark = stream.last_seq
         try:  # the tab (or _call_mcp) emits tool.called / tool.returned / tool.failed into the browser's stream
             if isinstance(spec.tool, Tool):
-                result = await self.tab.acall(
-                    spec.tool.name, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
+                result = await self.tab.acall(  # the tool the model was shown, in the document that registered it
+                    spec.tool, spec.page_arguments(arguments), timeout=min(self.tool_timeout, remaining)
                 )
                 step.result, step.text, step.duration_ms = result.value, result.text, result.duration_ms
             else:
@@ -544,11 +547,18 @@ class Agent:
         tool = spec.tool
         loop = asyncio.get_running_loop()
         request = ConfirmationRequest(
-            uuid.uuid4().hex[:12], spec.tool_name, arguments, tool.read_only, loop.create_future(), risk=tool.risk
+            uuid.uuid4().hex[:12],
+            spec.tool_name,
+            arguments,
+            tool.read_only,
+            loop.create_future(),
+            risk=tool.risk,
+            provenance=tool.provenance,
         )
         if self.on_confirm is None and not can_wait:
             raise ConfirmationRequiredError(
-                f"{spec.tool_name!r} is a {tool.risk}-risk tool and needs confirmation (confirm={self.confirm!r}), but "
+                f"{spec.tool_name!r} (from {tool.provenance or 'an unknown source'}) is a {tool.risk}-risk tool and "
+                f"needs confirmation (confirm={self.confirm!r}), but "
                 "agent.run() has nobody to ask. Pass on_confirm=callback, or confirm='never' (and "
                 "allow_high_risk=True for high-risk tools), or use agent.start(task) / await agent.arun(task) and "
                 "answer in the panel (agent.answer(id, True))."
@@ -561,6 +571,7 @@ class Agent:
             arguments=arguments,
             read_only=request.read_only,
             risk=request.risk,
+            provenance=request.provenance,
         )
         try:
             if self.on_confirm is not None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..browser.tools import Tool
-from ..core.agent_rules import LIMITS, NAMES, RISK, SCHEMA
+from ..core.agent_rules import NAMES, SCHEMA, description_for_model
 
 if TYPE_CHECKING:
     from ..mcp.client import MCPTool
@@ -23,6 +23,8 @@ __all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "descript
 META_KEYS = frozenset(SCHEMA["meta_keys"])
 MAX_REF_DEPTH: int = SCHEMA["max_ref_depth"]
 WRAPPED: str = SCHEMA["wrapped"]
+PAGE_PREFIX = "page_"
+"""What a page tool's model name starts with when its own name is one an MCP server's tool claims."""
 _NOT_ALLOWED = re.compile(NAMES["not_allowed"])
 
 
@@ -101,25 +103,30 @@ def _lookup(root: dict[str, Any], ref: str) -> Any:
     return node
 
 
-def description_for_model(description: str | None, title: str | None, name: str, risk: str, untrusted: bool) -> str:
-    """The tool's description, ending with its risk (and a mark when its results are untrusted), cut for
-    providers' limits: the page's text is cut, never the notes (a long description must not hide its risk)."""
-    notes = [RISK["notes"][risk]] + ([RISK["untrusted_note"]] if untrusted else [])
-    note = f" ({', '.join(notes)})"
-    return (description or title or name).strip()[: LIMITS["max_description_chars"] - len(note)] + note
-
-
 def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
-    """Function specs for ``tools`` (page tools, and MCP servers' tools under ``<server>.<tool>``), by the name
-    the model will use."""
+    """Function specs for ``tools`` (page tools, and MCP servers' tools as ``<server>_<tool>``), by the name the
+    model will use, in the order given. MCP servers' tools take their names first: a page tool never takes a name
+    one of them claims (it is then ``page_<name>``), so the name a model calls says whose tool runs. Each
+    description says where the tool comes from (its frame's origin, or its server)."""
+    tools = list(tools)
+    names: dict[int, str] = {}
+    for i, tool in enumerate(tools):
+        if not isinstance(tool, Tool):
+            names[i] = model_name(tool.qualified_name, set(names.values()))
+    claimed = set(names.values())
+    for i, tool in enumerate(tools):
+        if isinstance(tool, Tool):
+            own = model_name(tool.name, ()) not in claimed
+            names[i] = model_name(tool.name if own else PAGE_PREFIX + tool.name, set(names.values()))
     specs: dict[str, ToolSpec] = {}
-    for tool in tools:
-        name = model_name(getattr(tool, "qualified_name", tool.name), set(specs))
+    for i, tool in enumerate(tools):
         parameters, wrapped = normalize_schema(tool.info.input_schema)
         untrusted = tool.annotations.get("untrustedContentHint") is True
-        description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)
-        function = {"name": name, "description": description, "parameters": parameters}
-        specs[name] = ToolSpec(name, tool, function, wrapped)
+        description = description_for_model(
+            tool.description, tool.title, tool.name, tool.risk, untrusted, tool.provenance
+        )
+        function = {"name": names[i], "description": description, "parameters": parameters}
+        specs[names[i]] = ToolSpec(names[i], tool, function, wrapped)
     return specs
 
 

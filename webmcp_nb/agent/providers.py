@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..core.agent_rules import PROVIDERS, default_provider, provider_for_url, request_fields
-from ..core.errors import ConfigurationError
+from ..core.errors import ConfigurationError, Hint
 
 __all__ = ["Provider", "PRESETS", "resolve_provider"]
 
@@ -70,11 +70,10 @@ class Provider:
             if preset["api_key_env"] and name != self.name
         )
         raise ConfigurationError(
-            f"no API key for {self.name}: set {self.api_key_env} in the kernel's environment "
-            f"(os.environ[{self.api_key_env!r}] = '…' in a cell, or in the shell that starts Jupyter) or pass "
-            f"api_key='…'. The other presets read {others}; local servers need none (provider='ollama' or "
-            "'vllm', or base_url='…').",
+            f"no API key for {self.name}: set {self.api_key_env}. The other presets read {others}; local servers "
+            "need none (provider='ollama' or 'vllm', or base_url='…').",
             data={"variable": self.api_key_env},
+            hint=Hint("set_key", {"variable": self.api_key_env}),
         )
 
 

@@ -18,6 +18,7 @@ from ..core.display import Markup, clip, escape, table
 from ..core.errors import (
     BrowserCrashedError,
     BrowserNotFoundError,
+    Hint,
     NotConnectedError,
     TabNotFoundError,
     ToolTimeoutError,
@@ -119,6 +120,7 @@ class Browser:
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         self._mcp_sessions: list[SessionInfo] = []
+        self._introduced: set[str] = set()  # the sessions whose start the stream has told
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
@@ -220,7 +222,9 @@ class Browser:
             self._answer_confirmation(event.data["id"], event.data["approved"], by="sidepanel")
 
     def _on_sessions(self, raw: list[Any]) -> None:
-        """The relay's MCP sessions; this browser's stream says when one starts, binds a tab or ends."""
+        """The relay's MCP sessions; this browser's stream says when one starts, binds a tab or ends. A session
+        is said to start once its client has introduced itself (its first request names it) or it has bound a
+        tab, so the line names the client."""
         before = {s.id: s for s in self._mcp_sessions}
         sessions = []
         for item in raw:
@@ -229,13 +233,22 @@ class Browser:
         self._mcp_sessions = sessions
         for session in sessions:
             old = before.pop(session.id, None)
-            if old is None or (old.browser_id, old.tab_id) != (session.browser_id, session.tab_id):
-                kind = "mcp.session.started" if old is None else "mcp.session.bound"
-                self.events.emit(
-                    kind, tab_id=session.tab_id, session=session.id, client=session.client, pid=session.pid
-                )
+            moved = old is not None and (old.browser_id, old.tab_id) != (session.browser_id, session.tab_id)
+            if session.id not in self._introduced:
+                if not (session.client or moved or session.tab_id is not None):
+                    continue
+                self._introduced.add(session.id)
+                kind = "mcp.session.started"
+            elif moved:
+                kind = "mcp.session.bound"
+            else:
+                continue
+            self.events.emit(
+                kind, tab_id=session.tab_id, session=session.id, client=session.client, pid=session.pid, origin="mcp"
+            )
         for gone in before.values():
-            self.events.emit("mcp.session.ended", session=gone.id, client=gone.client, pid=gone.pid)
+            self._introduced.discard(gone.id)
+            self.events.emit("mcp.session.ended", session=gone.id, client=gone.client, pid=gone.pid, origin="mcp")
 
     def _bind(self, raw: dict[str, Any]) -> None:
         info = BrowserInfo.model_validate(raw)
@@ -281,7 +294,7 @@ class Browser:
         exit = self.exit
         if exit is None or exit.closed or self._closed:
             return None
-        return BrowserCrashedError(f"{exit}; start another with wm.launch(). Its log ends:\n{exit.log_tail}", exit=exit)
+        return BrowserCrashedError(f"{exit}. Its log ends:\n{exit.log_tail}\n", exit=exit, hint=Hint("relaunch"))
 
     @property
     def exit(self) -> ProcessExit | None:

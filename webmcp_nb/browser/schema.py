@@ -18,7 +18,7 @@ import regex
 from jsonschema.exceptions import ValidationError, best_match
 
 from ..core.display import clip, visible
-from ..core.errors import InvalidArgumentsError
+from ..core.errors import Hint, InvalidArgumentsError
 
 __all__ = [
     "validate_arguments",
@@ -227,9 +227,9 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
             close = difflib.get_close_matches(unknown[0], list(props), n=1)
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             raise InvalidArgumentsError(
-                f"{tool_name}: unknown argument {unknown[0]!r}{guess}. It takes {', '.join(sorted(props))}. "
-                + not_sent(tool_name),
+                f"{tool_name}: unknown argument {unknown[0]!r}{guess}. It takes {', '.join(sorted(props))}.",
                 field=unknown[0],
+                hint=not_sent(tool_name),
             )
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
@@ -249,12 +249,12 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     field = ".".join(str(p) for p in path) or None
     where = f"argument {field!r}" if field else "arguments"
     wanted = _wanted(schema, path)
-    raise InvalidArgumentsError(f"{tool_name}: {where}: {message}.{wanted} {not_sent(tool_name)}", field=field)
+    raise InvalidArgumentsError(f"{tool_name}: {where}: {message}.{wanted}", field=field, hint=not_sent(tool_name))
 
 
-def not_sent(tool_name: str) -> str:
-    """The next step after a refused call."""
-    return f"The page did not see the call; help(tab.tools[{tool_name!r}]) shows every argument."
+def not_sent(tool_name: str) -> Hint:
+    """The next step after a refused call: where every argument is described."""
+    return Hint("see_arguments", {"tool": tool_name})
 
 
 def _wanted(schema: dict[str, Any], path: list[Any]) -> str:

@@ -8,10 +8,19 @@ import base64
 import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from ..core._loop import blocking, on_loop, warn
 from ..core.display import escape, visible
-from ..core.errors import InvalidArgumentsError, NavigatedError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from ..core.errors import (
+    Hint,
+    InvalidArgumentsError,
+    NavigatedError,
+    StaleToolError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    WebMCPError,
+)
 from ..core.events import origin
 from ..link.protocol import Method, TabInfo, ToolInfo
 from .calls import CallRecord
@@ -57,6 +66,16 @@ class Tab:
         lambda self: list(self._info.skills), doc="How each skill fared in this tab: health, tools, shadowed names."
     )
     url = property(lambda self: self._info.url, doc="The tab's current URL.")
+
+    @property
+    def origin(self) -> str:
+        """The page's own origin (its top frame's), as the browser knows it; an iframe's tools may have another
+        (``Tool.origin``)."""
+        if self._info.origin:
+            return self._info.origin
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}" if parts.netloc else ""
+
     title = property(lambda self: self._info.title, doc="The tab's current title.")
     webmcp = property(
         lambda self: self._info.webmcp,
@@ -92,15 +111,9 @@ class Tab:
         guess = f" Did you mean {', '.join(repr(n) for n in close)}?" if close else ""
         listed = ", ".join(names[:20]) + (f", … ({len(names)} in all)" if len(names) > 20 else "") or "none"
         where = f" in frame {frame}" if frame is not None else ""
-        if names:
-            then = f"If the page registers it later, wait with tab.wait_for_tool({name!r})."
-        else:
-            then = (
-                f"This page registers no tools (yet): wait with tab.wait_for_tool({name!r}), or give it tools with a "
-                "skill, e.g. tab.inject(wm.Skill.builtin('dom'))."
-            )
         return ToolNotFoundError(
-            f"tab {self.id} ({self.url}) has no tool {name!r}{where}.{guess} Its tools: {listed}. {then}"
+            f"tab {self.id} ({self.url}) has no tool {name!r}{where}.{guess} Its tools: {listed}.",
+            hint=Hint("wait_for_tool" if names else "no_tools_yet", {"name": name}),
         )
 
     # ----- calls -----
@@ -108,7 +121,7 @@ class Tab:
     @on_loop
     async def acall(
         self,
-        name: str,
+        name: str | Tool,
         args: dict[str, Any] | None = None,
         /,
         *,
@@ -121,10 +134,17 @@ class Tab:
         Arguments are checked against the tool's input schema first; a mismatch raises
         ``InvalidArgumentsError`` naming the field, and the page never sees the call. ``timeout``
         (seconds, default the browser's ``call_timeout``) bounds the call in the browser.
+
+        By name, the call goes to the tool the tab has now. Given a ``Tool`` (what ``tab.tools`` gave, what an
+        agent showed its model), it goes to that tool only in the document that registered it: once the page
+        has navigated, reloaded or replaced the frame, ``StaleToolError``, even if the new page registers a tool
+        of the same name.
         """
-        arguments = _arguments(name, args, kwargs)
-        record = CallRecord(self._calls.events, self, name, arguments)
-        tool = await record.refusing(self._checked(name, frame, arguments))
+        held = name if isinstance(name, Tool) else None
+        tool_name: str = name.name if isinstance(name, Tool) else name
+        arguments = _arguments(tool_name, args, kwargs)
+        record = CallRecord(self._calls.events, self, tool_name, arguments)
+        tool = await record.refusing(self._checked(tool_name, frame, arguments, held))
         limit = self._calls.limit(timeout)
         record.called(tool)
         async with self._calls.evidence(self, tool):
@@ -135,10 +155,14 @@ class Tab:
                 _say_what_next(exc, limit)
                 raise
             duration = record.returned(reply["text"])
-            return ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+            return ToolResult(tool_name, reply["text"], duration, reply.get("frameId", tool.frame_id))
 
-    async def _checked(self, name: str, frame: int | None, arguments: dict[str, Any]) -> Tool:
-        """The tool a call goes to, its arguments checked against its schema."""
+    async def _checked(self, name: str, frame: int | None, arguments: dict[str, Any], held: Tool | None) -> Tool:
+        """The tool a call goes to (``held``'s, in its own document), its arguments checked against its schema."""
+        if held is not None:
+            tool = await self._still_there(held)
+            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+            return tool
         try:
             tool = self._find_tool(name, frame)
         except ToolNotFoundError:  # the page may have registered it an instant ago: ask before giving up
@@ -152,9 +176,28 @@ class Tab:
         await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
         return tool
 
+    async def _still_there(self, held: Tool) -> Tool:
+        """The tab's tool for ``held``: the same frame and name, registered by the same document (after a refresh
+        if the mirror has not seen it yet), else ``StaleToolError`` (the page changed) or ``ToolNotFoundError``
+        (the same page unregistered it)."""
+        key, document = (held.frame_id, held.name), held.info.document_id
+        tool = self._tools.get(key)
+        if tool is None or tool.info.document_id != document:
+            await self.arefresh_tools()
+            tool = self._tools.get(key)
+        if tool is not None and tool.info.document_id == document:
+            return tool
+        if tool is None and any(info.document_id == document for info in self._tools.infos.values()):
+            raise self._missing(held.name, held.frame_id)
+        raise StaleToolError(
+            f"tab {self.id} no longer shows the document that registered {held.name!r} (it shows {self.url} now): "
+            "the page changed since you listed it."
+        )
+
     def _call_params(self, tool: Tool, arguments: dict[str, Any], limit: float, frame: int | None) -> dict[str, Any]:
-        """The ``tool.call`` request: which tab, frame and tool, the arguments and the limits."""
-        params = {
+        """The ``tool.call`` request: which tab, frame, document and tool, the arguments and the limits. The
+        browser refuses it (``STALE_TOOL``) if the frame shows another document by the time it arrives."""
+        params: dict[str, Any] = {
             "tabId": self.id,
             "name": tool.name,
             "frameId": tool.frame_id,
@@ -162,6 +205,8 @@ class Tab:
             "timeoutMs": int(limit * 1000),
             "maxResultChars": self._calls.max_result_chars,
         }
+        if tool.info.document_id is not None:
+            params["documentId"] = tool.info.document_id
         if tool.source == UNLISTED and frame is None:
             del params["frameId"]  # whichever frame has it
         return params
@@ -291,16 +336,9 @@ def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
 def _say_what_next(exc: WebMCPError, limit: float) -> None:
     """Add the next step to a call's error where the browser's message stops at what happened."""
     if isinstance(exc, ToolTimeoutError):
-        step = (
-            f"The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
-            f"(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."
-        )
+        exc.with_hint(Hint("longer_timeout", {"limit": limit}))
     elif isinstance(exc, NavigatedError):
-        step = "It may or may not have taken effect: look at the page (tab.url, tab.tools) before calling again."
-    else:
-        return
-    exc.message = f"{exc.message.rstrip('.')}. {step}"
-    exc.args = (exc.message,)
+        exc.with_hint(Hint("check_page"))
 
 
 def _arguments(name: str, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:

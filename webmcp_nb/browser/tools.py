@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..core._loop import blocking, on_loop
-from ..core.agent_rules import Risk, risk_of
+from ..core.agent_rules import Risk, provenance, risk_of
 from ..core.display import Markup, clip, escape, pre_json, pretty_json, table, visible
 from ..link.protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
 from .schema import describe_property, has_pattern, signature_from_schema
@@ -107,6 +107,22 @@ class Tool:
     annotations = property(lambda self: dict(self.info.annotations))
     source = property(lambda self: self.info.source, doc="native, polyfill, or the name of a skill")
     frame_id = property(lambda self: self.info.frame_id)
+    origin = property(
+        lambda self: self.info.origin,
+        doc="The origin of the frame that registered it (an iframe's may differ from the page's own); ``None`` when "
+        "the browser did not say.",
+    )
+
+    @property
+    def provenance(self) -> str:
+        """Where the tool comes from, as views, confirmations and the model say it: its frame's origin, marked
+        when that is not the page's own (``a frame of http://b, not the page's own origin (http://a)``)."""
+        return provenance(self.info.origin, self._tab.origin)
+
+    @property
+    def cross_origin(self) -> bool:
+        """True when the frame that registered it has another origin than the page's own (an iframe's tool)."""
+        return bool(self.info.origin and self._tab.origin and self.info.origin != self._tab.origin)
 
     @property
     def read_only(self) -> bool:
@@ -126,8 +142,10 @@ class Tool:
 
     @on_loop
     async def acall(self, **kwargs: Any) -> ToolResult:
-        """Call the tool with keyword arguments (checked against its schema first), in its own frame."""
-        return await self._tab.acall(self.name, kwargs, frame=self.frame_id)
+        """Call the tool with keyword arguments (checked against its schema first), in its own frame and only in
+        the document that registered it: after the page changed, ``StaleToolError`` (take it from ``tab.tools``
+        again)."""
+        return await self._tab.acall(self, kwargs)
 
     call = blocking(acall)
     __call__ = call
@@ -137,7 +155,7 @@ class Tool:
         name = visible(self.info.name)
         lines = [f"{name}{self.__signature__}", ""]
         lines += [*textwrap.wrap(visible(self.info.description or "(no description)"), 100), ""]
-        lines.append(f"Source: {visible(self.info.source)} · {self.risk_label}")
+        lines.append(f"Source: {visible(self.info.source)} · {self.risk_label} · from {self.provenance or '?'}")
         schema = self.info.input_schema or {}
         props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
@@ -158,10 +176,13 @@ class Tool:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}]>"
+        return (
+            f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}, from {self.provenance or '?'}]>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         marks = [self.source, self.risk_label] + ([f"frame {self.frame_id}"] if self.frame_id else [])
+        marks.append(f"from {self.provenance or '?'}")
         schema = self.input_schema
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -304,6 +325,7 @@ class ToolMap(Mapping[str, Tool]):
                 t.source,
                 t.risk_label,
                 t.frame_id or "",
+                t.provenance,
                 clip(t.description, 160),
             ]
             for t in self.values()
@@ -314,7 +336,9 @@ class ToolMap(Mapping[str, Tool]):
         more = self._omitted_text()
         caption = f"{len(tools)} tools on {self._tab.url}" + (f" ({more})" if more else "")
         lines = [caption] + [
-            f"  {t.name:<24} {t.source:<9} {t.risk_label:<11} {clip(t.description, 70)}" for t in tools.values()
+            f"  {t.name:<24} {t.source:<9} {t.risk_label:<11} {clip(t.description, 70)}"
+            + (f" [in {t.provenance}]" if t.cross_origin else "")
+            for t in tools.values()
         ]
-        html_table = table(["name", "source", "risk", "frame", "description"], self._rows(), caption)
+        html_table = table(["name", "source", "risk", "frame", "from", "description"], self._rows(), caption)
         return {"text/plain": "\n".join(lines), "text/html": html_table}

@@ -25,6 +25,7 @@ __all__ = [
     "TEXTS",
     "FRAMING",
     "RISK",
+    "PROVENANCE",
     "CONFIRM",
     "PROVIDERS",
     "SCHEMA",
@@ -35,6 +36,8 @@ __all__ = [
     "risk_of",
     "resolve_policy",
     "needs_confirmation",
+    "provenance",
+    "description_for_model",
     "provider_for_url",
     "default_provider",
     "request_fields",
@@ -141,6 +144,15 @@ RISK: dict[str, Any] = {
 or ``consequentialHint`` (the one Chromium's native WebMCP keeps; it drops the others), else ``medium``. An
 annotation ``risk`` (a skill's ``defineTool({..., risk: "high"})`` puts it there) can raise the level, never
 lower it. ``notes`` end the tool's description for the model."""
+
+PROVENANCE: dict[str, str] = {
+    "frame": "a frame of {origin}, not the page's own origin ({page})",
+    "server": "the MCP server {server}",
+    "note": "from {provenance}",
+}
+"""Where a tool comes from, as every view, confirmation and the model say it: the origin of the frame that
+registered it (the browser's word, not the page's), marked when it is not the page's own origin, or the MCP server
+that serves it. ``note`` starts the notes at the end of a tool's description for the model."""
 
 CONFIRM: dict[str, Any] = {
     "policies": {
@@ -286,6 +298,29 @@ def risk_of(annotations: Mapping[str, Any] | None) -> Risk:
     return cast(Risk, level)
 
 
+def provenance(origin: str | None, page_origin: str | None = None, server: str | None = None) -> str:
+    """Where a tool comes from (see ``PROVENANCE``): ``server``'s name for an MCP server's tool; else the origin of
+    the frame that registered it, marked when it differs from the page's own; ``""`` when neither is known."""
+    if server:
+        return fill(PROVENANCE["server"], server=server)
+    if not origin:
+        return page_origin or ""
+    if page_origin and origin != page_origin:
+        return fill(PROVENANCE["frame"], origin=origin, page=page_origin)
+    return origin
+
+
+def description_for_model(
+    description: str | None, title: str | None, name: str, risk: str, untrusted: bool, source: str = ""
+) -> str:
+    """The tool's description, ending with where it comes from (``source``, from :func:`provenance`) and its risk
+    (and a mark when its results are untrusted), cut for providers' limits: the page's text is cut, never the
+    notes (a long description must not hide its risk or its origin)."""
+    notes = ", ".join([RISK["notes"][risk]] + ([RISK["untrusted_note"]] if untrusted else []))
+    note = f" ({fill(PROVENANCE['note'], provenance=source)}; {notes})" if source else f" ({notes})"
+    return str(description or title or name).strip()[: max(LIMITS["max_description_chars"] - len(note), 0)] + note
+
+
 def resolve_policy(policy: str) -> str:
     """The policy's name, with old names mapped to their new ones; ``ValueError`` for an unknown policy."""
     name = str(CONFIRM["aliases"].get(policy, policy))
@@ -412,6 +447,7 @@ def js_module() -> str:
         "TEXTS": TEXTS,
         "FRAMING": FRAMING,
         "RISK": RISK,
+        "PROVENANCE": PROVENANCE,
         "CONFIRM": CONFIRM,
         "PROVIDERS": PROVIDERS,
         "SCHEMA": SCHEMA,

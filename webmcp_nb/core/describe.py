@@ -176,7 +176,8 @@ def describe(event: Event) -> str:
     if kind == "model.prompt_mode":
         return "the endpoint refused tools: tools described in the prompt instead"
     if kind == "confirmation.requested":
-        return f"{call_text(tool, data.get('arguments'), 80)}? [{data.get('risk', '')} risk]"
+        source = f" from {clip(str(data['provenance']), 200)}" if data.get("provenance") else ""
+        return f"{call_text(tool, data.get('arguments'), 80)}? [{data.get('risk', '')} risk]{source}"
     if kind == "confirmation.answered":
         return f"{tool} {'approved' if data.get('approved') else 'denied'}"
     if kind == "note":
@@ -185,8 +186,21 @@ def describe(event: Event) -> str:
         return str(data.get("message", "the browser is gone"))
     if kind == "replay.diverged":
         return f"step {data.get('step')} {tool}: differs from the recording"
+    if kind.startswith("mcp.session."):
+        return _session(kind, event.tab_id, data)
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
+
+
+def _session(kind: str, tab_id: int | None, data: dict[str, Any]) -> str:
+    """An MCP client's session: who started it, the tab it drives, its end."""
+    who = f"{clip(str(data.get('client') or 'an MCP client'), 100)} (pid {data.get('pid', '?')})"
+    tab = f"tab {tab_id}" if tab_id is not None else "no tab"
+    if kind == "mcp.session.started":
+        return f"{who} connected, on {tab}"
+    if kind == "mcp.session.bound":
+        return f"{who} now drives {tab}"
+    return f"{who} disconnected"
 
 
 def _finished(data: dict[str, Any]) -> str:

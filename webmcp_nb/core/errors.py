@@ -11,6 +11,8 @@ to show itself.
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -18,6 +20,8 @@ from ._loop import in_package
 
 __all__ = [
     "ErrorCode",
+    "Hint",
+    "NOTEBOOK_STEPS",
     "WebMCPError",
     "ProtocolError",
     "NotConnectedError",
@@ -26,6 +30,7 @@ __all__ = [
     "BrowserNotFoundError",
     "TabNotFoundError",
     "ToolNotFoundError",
+    "StaleToolError",
     "InvalidArgumentsError",
     "ToolError",
     "ToolTimeoutError",
@@ -73,6 +78,7 @@ class ErrorCode(str, Enum):
     BROWSER_NOT_FOUND = "BROWSER_NOT_FOUND"
     TAB_NOT_FOUND = "TAB_NOT_FOUND"
     TOOL_NOT_FOUND = "TOOL_NOT_FOUND"
+    STALE_TOOL = "STALE_TOOL"
     INVALID_ARGS = "INVALID_ARGS"
     TOOL_ERROR = "TOOL_ERROR"
     TIMEOUT = "TIMEOUT"
@@ -87,15 +93,75 @@ class ErrorCode(str, Enum):
     INTERNAL = "INTERNAL"
 
 
+@dataclass(frozen=True)
+class Hint:
+    """What to do next, as a named step that each face words its own way: a notebook user is told
+    ``tab.wait_for_tool(...)``, an MCP client ``list_page_tools``, a shell user a command line. ``values`` fill the
+    step's words (``{name!r}``, ``{limit:g}``…)."""
+
+    step: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    def words(self, steps: Mapping[str, str]) -> str:
+        """This step in a face's words (``steps``: step → template), or ``""`` when that face has none for it."""
+        template = steps.get(self.step)
+        return template.format(**self.values) if template else ""
+
+
+NOTEBOOK_STEPS: dict[str, str] = {
+    "wait_for_tool": "If the page registers it later, wait with tab.wait_for_tool({name!r}).",
+    "no_tools_yet": (
+        "This page registers no tools (yet): wait with tab.wait_for_tool({name!r}), or give it tools with a "
+        "skill, e.g. tab.inject(wm.Skill.builtin('dom'))."
+    ),
+    "see_arguments": "The page did not see the call; help(tab.tools[{tool!r}]) shows every argument.",
+    "longer_timeout": (
+        "The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
+        "(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."
+    ),
+    "check_page": "It may or may not have taken effect: look at the page (tab.url, tab.tools) before calling again.",
+    "relist": "It was not called. tab.tools has what the page offers now.",
+    "relaunch": "Start another with wm.launch().",
+    "reconnect": "Call wm.connect() again (it starts the relay), or run `webmcp-nb doctor` to see what is wrong.",
+    "choose_browser": "Choose one with wm.connect(browser_id=...).",
+    "set_key": (
+        "Set it in the kernel's environment (os.environ[{variable!r}] = '…' in a cell, or in the shell that starts "
+        "Jupyter) or pass api_key='…'."
+    ),
+    "force_tab": "Bind with force to take it over.",
+}
+"""The notebook's words for each step: what ``str(error)`` and ``error.message`` end with. Other faces keep their
+own (``mcp/server.py`` for MCP clients, ``cli.py`` for a shell) and render ``error.worded(steps)``."""
+
+
 class WebMCPError(Exception):
-    """Base class; ``code`` is the stable protocol code, ``data`` any detail the peer sent."""
+    """Base class; ``code`` is the stable protocol code, ``data`` any detail the peer sent. ``what`` says what went
+    wrong; ``hint`` (if any) what to do next, which ``message`` words for a notebook user and ``worded(steps)``
+    for another face."""
 
     code: ErrorCode = ErrorCode.INTERNAL
+    hint: Hint | None = None
 
-    def __init__(self, message: str, *, data: Any = None) -> None:
+    def __init__(self, message: str, *, data: Any = None, hint: Hint | None = None) -> None:
         super().__init__(message)
-        self.message = message
+        self.what = message
         self.data = data
+        if hint is not None:
+            self.hint = hint
+        self.message = self.worded(NOTEBOOK_STEPS)
+        self.args = (self.message,)
+
+    def worded(self, steps: Mapping[str, str]) -> str:
+        """What went wrong, then the next step in the words of a face (``steps``: see :data:`NOTEBOOK_STEPS`)."""
+        step = self.hint.words(steps) if self.hint is not None else ""
+        return f"{self.what.rstrip()} {step}" if step else self.what
+
+    def with_hint(self, hint: Hint) -> WebMCPError:
+        """Set the next step (an error from the browser says only what happened); returns the error."""
+        self.hint = hint
+        self.message = self.worded(NOTEBOOK_STEPS)
+        self.args = (self.message,)
+        return self
 
     def __str__(self) -> str:
         return self.message
@@ -145,8 +211,8 @@ class BrowserCrashedError(NotConnectedError):
     """The Chromium that ``launch()`` started is gone without being closed (it crashed or was killed);
     ``exit`` says how it ended (``browser.exit`` too). Start another with ``wm.launch()``."""
 
-    def __init__(self, message: str, *, exit: Any = None, data: Any = None) -> None:
-        super().__init__(message, data=data)
+    def __init__(self, message: str, *, exit: Any = None, data: Any = None, hint: Hint | None = None) -> None:
+        super().__init__(message, data=data, hint=hint)
         self.exit = exit
 
 
@@ -168,13 +234,22 @@ class ToolNotFoundError(WebMCPError, KeyError):
     code = ErrorCode.TOOL_NOT_FOUND
 
 
+class StaleToolError(ToolNotFoundError):
+    """The tool was listed by a document the tab no longer shows: the page navigated, reloaded or replaced a
+    frame since (even if the new page registers a tool of the same name). The call was not made. A
+    ``ToolNotFoundError``, so code that handles a missing tool handles this too."""
+
+    code = ErrorCode.STALE_TOOL
+    hint = Hint("relist")
+
+
 class InvalidArgumentsError(WebMCPError, ValueError):
     """Arguments do not match the tool's input schema; ``field`` names the offending one."""
 
     code = ErrorCode.INVALID_ARGS
 
-    def __init__(self, message: str, *, field: str | None = None, data: Any = None) -> None:
-        super().__init__(message, data=data)
+    def __init__(self, message: str, *, field: str | None = None, data: Any = None, hint: Hint | None = None) -> None:
+        super().__init__(message, data=data, hint=hint)
         self.field = field
 
 
@@ -241,6 +316,7 @@ class TabInUseError(WebMCPError):
     """Another MCP session is bound to the tab; bind with ``force`` to take it over."""
 
     code = ErrorCode.TAB_IN_USE
+    hint = Hint("force_tab")
 
 
 class ConfigurationError(WebMCPError, ValueError):
@@ -271,6 +347,7 @@ _BY_CODE: dict[str, type[WebMCPError]] = {
         BrowserNotFoundError,
         TabNotFoundError,
         ToolNotFoundError,
+        StaleToolError,
         InvalidArgumentsError,
         ToolError,
         ToolTimeoutError,
@@ -291,7 +368,4 @@ _BY_CODE[ErrorCode.UNKNOWN_METHOD.value] = ProtocolError
 def error_from_code(code: str, message: str, data: Any = None) -> WebMCPError:
     """The exception for a remote error; unknown codes become :class:`InternalError`."""
     cls = _BY_CODE.get(code, InternalError)
-    exc = cls(message, data=data)
-    if code not in _BY_CODE:
-        exc.message = f"{code}: {message}"
-    return exc
+    return cls(message if code in _BY_CODE else f"{code}: {message}", data=data)

@@ -108,9 +108,10 @@ class EvalTab:
     def skills(self) -> list[Any]:
         return [s for s in self._tab.skills if getattr(s, "name", None) != PROBE]
 
-    async def acall(self, name: str, args: dict[str, Any] | None = None, /, **options: Any) -> ToolResult:
+    async def acall(self, tool: str | Tool, args: dict[str, Any] | None = None, /, **options: Any) -> ToolResult:
+        name = _name(tool)
         try:
-            result = await self._call(name, args, options)
+            result = await self._call(tool, args, options)
         except WebMCPError as exc:
             invalid = isinstance(exc, InvalidArgumentsError)
             self.records.append(Record(name, {"error": exc.message}, exc.code.value, invalid))
@@ -118,9 +119,9 @@ class EvalTab:
         self.records.append(Record(name, unwrap(result.value)))
         return result
 
-    async def _call(self, name: str, args: dict[str, Any] | None, options: dict[str, Any]) -> ToolResult:
-        started = time.perf_counter()
-        call = asyncio.ensure_future(self._tab.acall(name, args, **options))
+    async def _call(self, tool: str | Tool, args: dict[str, Any] | None, options: dict[str, Any]) -> ToolResult:
+        started, name = time.perf_counter(), _name(tool)
+        call = asyncio.ensure_future(self._tab.acall(tool, args, **options))
         done, _ = await asyncio.wait({call}, timeout=PENDING_AFTER)
         if done or not await self._waits_for_submission(name):
             return await call
@@ -188,6 +189,7 @@ class MockTab:
 
     id = 1
     url = "about:blank"
+    origin = ""  # the tools come from a schema file: no origin to tell the model
     title = ""
     skills: list[Any] = []  # noqa: RUF012 - read-only, the same for every mock tab
 
@@ -224,8 +226,8 @@ class MockTab:
                 return node.get("mockOutput", {})
         return {}
 
-    async def acall(self, name: str, args: dict[str, Any] | None = None, /, **options: Any) -> ToolResult:
-        arguments = dict(args or {})
+    async def acall(self, called: str | Tool, args: dict[str, Any] | None = None, /, **options: Any) -> ToolResult:
+        name, arguments = _name(called), dict(args or {})
         tool = self._tools[name]
         invalid = True
         with contextlib.suppress(Exception):
@@ -240,6 +242,11 @@ class MockTab:
 
     async def arefresh_tools(self) -> MockTab:
         return self
+
+
+def _name(tool: str | Tool) -> str:
+    """The name of a call's tool: given by name, or as the ``Tool`` an agent showed its model."""
+    return tool.name if isinstance(tool, Tool) else tool
 
 
 def as_tab(host: EvalTab | MockTab) -> Tab:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 
-from ..core.errors import NotConnectedError, PortInUseError, ToolTimeoutError, error_from_code
+from ..core.errors import Hint, NotConnectedError, PortInUseError, ToolTimeoutError, error_from_code
 from . import auth
 from ._sockets import spawn
 from .listeners import describe_holder
@@ -319,8 +319,7 @@ class Connection(_Link):
         if not self.ready:
             why = self.last_error.message if self.last_error else "the connection to the relay was lost"
             raise NotConnectedError(
-                f"not connected to the relay on 127.0.0.1:{self.port}: {why}. "
-                "Call wm.connect() again (it starts the relay), or run `webmcp-nb doctor` to see what is wrong."
+                f"not connected to the relay on 127.0.0.1:{self.port}: {why}.", hint=Hint("reconnect")
             )
 
     async def request(self, method: str, params: dict[str, Any], timeout: float) -> Any:

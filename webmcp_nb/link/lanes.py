@@ -64,6 +64,7 @@ class _Grant:
     tab_id: int
     frame_id: int
     expires: float
+    document_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ class Lane:
     browser_id: str
     tab_id: int
     frame_id: int
+    document_id: str | None = None
+    """Chrome's id of the document whose content script opened the lane (a lane belongs to one document)."""
     calls: dict[str, tuple[Settle, asyncio.TimerHandle]] = field(default_factory=dict)
     sent: int = 0
     """Calls sent on this lane."""
@@ -219,6 +222,7 @@ class Lanes:
     def grant(self, browser_id: str, params: dict[str, Any]) -> None:
         """A browser's ``lane.grant``: the key a frame of one of its tabs will present."""
         key, tab_id, frame_id = params.get("key"), params.get("tabId"), params.get("frameId")
+        document_id = params.get("documentId") if isinstance(params.get("documentId"), str) else None
         if not (isinstance(key, str) and 32 <= len(key) <= 128):
             return
         if not (isinstance(tab_id, int) and isinstance(frame_id, int)):
@@ -226,7 +230,7 @@ class Lanes:
         now = time.monotonic()
         if len(self._grants) >= MAX_GRANTS:
             self._grants = {k: g for k, g in self._grants.items() if g.expires > now}
-        self._grants[auth.lane_key_id(key)] = _Grant(key, browser_id, tab_id, frame_id, now + GRANT_TTL)
+        self._grants[auth.lane_key_id(key)] = _Grant(key, browser_id, tab_id, frame_id, now + GRANT_TTL, document_id)
         self._granted.set()
         self._granted = asyncio.Event()
 
@@ -282,7 +286,7 @@ class Lanes:
         grant = admitted.grant
         send_soon(connection, json.dumps({"type": "ok", "proof": auth.lane_proof(grant.key, "relay", admitted.nonce)}))
         where = (grant.browser_id, grant.tab_id, grant.frame_id)
-        lane = Lane(connection, *where)
+        lane = Lane(connection, *where, document_id=grant.document_id)
         previous = self._lanes.get(where)
         self._lanes[where] = lane
         if previous is not None:

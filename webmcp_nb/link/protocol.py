@@ -110,6 +110,13 @@ class ToolInfo(BaseModel):
     """``native`` (the browser's WebMCP), ``polyfill`` (the extension's), or a skill's name."""
     frame_id: int = Field(default=0, alias="frameId")
     frame_url: str | None = Field(default=None, alias="frameUrl")
+    document_id: str | None = Field(default=None, alias="documentId")
+    """Chrome's id of the document that registered the tool (the extension takes it from the frame's port, not
+    from the page). A call names it, and the extension refuses the call (``STALE_TOOL``) when the frame shows
+    another document by then: a tool is bound to the document that registered it."""
+    origin: str | None = None
+    """The origin of the frame that registered the tool (the port's, not what the page says): in an iframe, not
+    necessarily the page's own."""
 
 
 PAGE_SOURCES = ("native", "polyfill")
@@ -201,6 +208,8 @@ class TabInfo(BaseModel):
     tools_omitted: int = Field(default=0, alias="toolsOmitted")
     """Tools the page has that the mirror left out: a frame over its bound (see docs/security.md). They are
     still callable by name."""
+    origin: str = ""
+    """The origin of the tab's top frame (the page's own origin), as the extension knows it."""
     webmcp: str = ""
     """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), or ``polyfill`` (the extension's);
     empty until its bridge reported (pages that are not secure contexts never do)."""
@@ -396,6 +405,7 @@ class ConfirmationRequestedData(_PanelData):
     arguments: PanelJson = None
     read_only: bool = False
     risk: Literal["low", "medium", "high"] | None = None
+    provenance: PanelName | None = None
 
 
 class ConfirmationAnsweredData(_PanelData):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..agent.providers import PRESETS
-from ..browser.tools import risk_label
+from ..browser.tools import Tool, risk_label
 from ..core import _loop
 from ..core.agent_rules import CONFIRM, default_provider
 from ..core.describe import FAMILIES, PROBLEMS, QUIET, actor, describe, family, stamp
@@ -107,6 +107,12 @@ class StatusBar(W.HBox):
                 self.picker.value = current
 
 
+def _marks(tool: Tool) -> list[str]:
+    """A tool's marks in the list: its source, its risk, and a frame whose origin is not the page's own."""
+    marks = [tool.source, tool.risk_label]
+    return marks + ([f"a frame of {tool.origin}"] if tool.cross_origin else [])
+
+
 class ToolsInspector(W.VBox):
     """The tab's tools; the selected one's description, schema, a generated form, Call and the result."""
 
@@ -140,7 +146,7 @@ class ToolsInspector(W.VBox):
     def refresh(self) -> None:
         tab = self.owner.tab
         tools = list(tab.tools.values()) if tab else []
-        options = [(visible(f"{t.name}  [{t.source}, {t.risk_label}]"), t.name) for t in tools]
+        options = [(visible(f"{t.name}  [{', '.join(_marks(t))}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
             target = self._wanted if self._wanted in [o[1] for o in options] else None
             self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
@@ -219,8 +225,10 @@ class ToolsInspector(W.VBox):
             self.details.value, self.form_box.children = "", ()
             return
         schema = json.dumps(tool.input_schema, indent=1)
+        source = escape(tool.provenance or "an unknown origin")
         self.details.value = (
             f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}"
+            f'<div style="color:#57606a;overflow-wrap:anywhere">from {source}</div>'
             f'<div style="overflow-wrap:anywhere">{escape(tool.description)}</div>'
             f"<details><summary>input schema</summary>"
             f'<pre style="white-space:pre-wrap;overflow-wrap:anywhere">{escape(clip(schema, 8000))}</pre></details>'
@@ -518,9 +526,11 @@ class ConfirmationCard(W.HBox):
         self.owner = owner
         self.id = event.data["id"]
         self.risk = event.data.get("risk")
+        source = event.data.get("provenance")
+        where = f" <i>from {escape(clip(str(source), 200))}</i>" if source else ""
         self.text = W.HTML(
             f"Allow <b>{escape(str(event.data.get('tool')))}</b>"
-            f"({escape(clip(json.dumps(event.data.get('arguments')), 200))})? {_risk_html(self.risk)}"
+            f"({escape(clip(json.dumps(event.data.get('arguments')), 200))}){where}? {_risk_html(self.risk)}"
         )
         self.approve = W.Button(description="Approve", button_style="success")
         self.deny = W.Button(description="Deny", button_style="danger")
