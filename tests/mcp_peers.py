@@ -4,13 +4,25 @@ count the tool-list changes a client is told of in either protocol era."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import socket
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from webmcp_nb.browser.chromium import ChromiumProcess
+from webmcp_nb.link.home import read_secret
+from webmcp_nb.own_chrome.connect import start_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE_BIN = ROOT / "node_modules" / ".bin"
@@ -53,3 +65,83 @@ class Changes:
             while self.count <= seen:
                 await self._event.wait()
         return self.count
+
+
+@asynccontextmanager
+async def mcp_session(
+    *args: str,
+    errlog: Any,
+    mode: str = "legacy",
+    name: str = "test-client",
+    read_timeout: float | None = None,
+    **env: str,
+) -> AsyncIterator[tuple[Client, Changes]]:
+    """The SDK's client on ``webmcp-nb mcp ARGS`` over stdio, and the tool-list changes it is told of: by
+    ``notifications/tools/list_changed`` (2025-11-25) or on a ``subscriptions/listen`` stream (2026-07-28).
+    ``errlog`` is a real file (Jupyter's and pytest's stderr have no fileno) that gets the server's stderr;
+    ``read_timeout`` bounds every request (the SDK enforces it)."""
+    changes = Changes()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changes.note()
+
+    transport = stdio_client(webmcp_nb_mcp(*args, **env), errlog=errlog)
+    info = types.Implementation(name=name, version="1.0")
+    options: dict[str, Any] = {"message_handler": on_message, "cache": None, "client_info": info}
+    async with Client(transport, mode=mode, read_timeout_seconds=read_timeout, **options) as client:
+        if mode == "legacy":
+            yield client, changes
+            return
+        async with anyio.create_task_group() as group, client.listen(tools_list_changed=True) as stream:
+
+            async def follow() -> None:
+                async for _ in stream:
+                    changes.note()
+
+            group.start_soon(follow)
+            yield client, changes
+            group.cancel_scope.cancel()
+
+
+class Daemon:
+    """The relay daemon of a throwaway home (``WEBMCP_NB_HOME`` must name ``root``), and, unless ``browser`` is
+    false, a Chromium whose extension dials it (as the user's would)."""
+
+    def __init__(self, root: Path, *, browser: bool = True) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.home = root
+        start_daemon(self.port)
+        self.chromium: ChromiumProcess | None = None
+        if browser:
+            self.start_browser()
+
+    def start_browser(self) -> ChromiumProcess:
+        self.chromium = ChromiumProcess(
+            f"ws://127.0.0.1:{self.port}/browser", secret=read_secret(), args=["--remote-debugging-port=0"]
+        )
+        return self.chromium
+
+    def close(self) -> None:
+        if self.chromium is not None:
+            self.chromium.close()
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int((self.home / f"relay-{self.port}.pid").read_text()), signal.SIGTERM)
+
+
+def text(result: types.CallToolResult) -> str:
+    first = result.content[0]
+    assert isinstance(first, types.TextContent)
+    return first.text
+
+
+async def listed_until(client: Client, changes: Changes, wanted: Any) -> dict[str, types.Tool]:
+    """The tool list once ``wanted(tools by name)`` holds, re-listed at each announced change (20 s at most)."""
+    seen = changes.count
+    while True:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        if wanted(tools):
+            return tools
+        seen = await changes.after(seen)

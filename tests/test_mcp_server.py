@@ -9,16 +9,13 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 from eventually import eventually
-from mcp import Client
-from mcp_peers import Changes, node_tool, server_env, webmcp_nb_mcp
+from mcp_peers import mcp_session, node_tool, server_env
 
 from webmcp_nb.browser.skills import builtin_skills_path
 from webmcp_nb.demo.run import DEMO_SEARCH
@@ -31,33 +28,9 @@ SAFE = re.compile(rf"^[A-Za-z0-9_-]{{1,{PAGE_NAME_LIMIT}}}$")
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-@asynccontextmanager
-async def session(mode: str, url: str, errlog: Any) -> AsyncIterator[tuple[Client, Changes]]:
-    """The SDK's client on ``webmcp-nb mcp --launch --url URL``, and the tool-list changes it is told of: by
-    ``notifications/tools/list_changed`` (2025-11-25) or on a ``subscriptions/listen`` stream (2026-07-28)."""
-    changes = Changes()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
-            changes.note()
-
-    params = webmcp_nb_mcp("--launch", "--url", url)
-    from mcp.client.stdio import stdio_client
-
-    transport = stdio_client(params, errlog=errlog)  # a real file: Jupyter's and pytest's stderr have no fileno
-    async with Client(transport, mode=mode, message_handler=on_message, cache=None) as client:
-        if mode == "legacy":
-            yield client, changes
-            return
-        async with anyio.create_task_group() as group, client.listen(tools_list_changed=True) as stream:
-
-            async def follow() -> None:
-                async for _ in stream:
-                    changes.note()
-
-            group.start_soon(follow)
-            yield client, changes
-            group.cancel_scope.cancel()
+def session(mode: str, url: str, errlog: Any) -> Any:
+    """The SDK's client on ``webmcp-nb mcp --launch --url URL`` (see ``mcp_peers.mcp_session``)."""
+    return mcp_session("--launch", "--url", url, errlog=errlog, mode=mode)
 
 
 def names(listing: types.ListToolsResult) -> list[str]:

@@ -5,10 +5,6 @@ side panel, or in the notebook panel, ends its server process; Focus brings a se
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
 from collections.abc import Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -20,39 +16,18 @@ import pytest
 from eventually import eventually
 from mcp import Client
 from mcp.client.stdio import stdio_client
-from mcp_peers import webmcp_nb_mcp
+from mcp_peers import Daemon, webmcp_nb_mcp
 
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess
 from webmcp_nb.demo.run import DEMO_SEARCH
-from webmcp_nb.link.home import read_secret
 from webmcp_nb.link.protocol import EXTENSION_ID
-from webmcp_nb.own_chrome.connect import start_daemon
 from webmcp_nb.views.sessions import SessionsView
 
 sync_api = pytest.importorskip("playwright.sync_api")
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-
-class Daemon:
-    """The relay daemon of a throwaway home, and a Chromium whose extension dials it (as the user's would)."""
-
-    def __init__(self, root: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.home = root
-        start_daemon(self.port)
-        self.chromium = ChromiumProcess(
-            f"ws://127.0.0.1:{self.port}/browser", secret=read_secret(), args=["--remote-debugging-port=0"]
-        )
-
-    def close(self) -> None:
-        self.chromium.close()
-        with contextlib.suppress(OSError, ValueError):
-            os.kill(int((self.home / f"relay-{self.port}.pid").read_text()), signal.SIGTERM)
 
 
 @pytest.fixture

@@ -17,6 +17,22 @@ from urllib.parse import urlsplit
 
 from .link.home import home, read_secret, relay_port
 
+SHELL_STEPS: dict[str, str] = {
+    "set_key": "Export it in the shell that runs webmcp-nb (export {variable}=…) and run the command again.",
+    "reconnect": "Run `webmcp-nb doctor` to see what is wrong.",
+    "relaunch": "Run the command again.",
+    "choose_browser": "`webmcp-nb browsers` lists them.",
+}
+"""The next step of an error (``WebMCPError.hint``) in a shell user's words."""
+
+
+def _worded(exc: BaseException) -> str:
+    """An error as a shell user reads it: the library's errors with their next step in the shell's words."""
+    from .core.errors import WebMCPError
+
+    return exc.worded(SHELL_STEPS) if isinstance(exc, WebMCPError) else str(exc)
+
+
 __all__ = ["main"]
 
 
@@ -79,6 +95,7 @@ def _mcp(args: argparse.Namespace) -> int:
         native_webmcp=args.native_webmcp,
         port=args.port,
         browser_id=args.browser_id,
+        allow_file_urls=args.allow_file_urls,
     )
     return serve(options)
 
@@ -230,7 +247,7 @@ def _eval(args: argparse.Namespace) -> int:
             progress=not args.quiet,
         )
     except (evals.SuiteError, ValueError, OSError) as exc:
-        print(f"webmcp-nb eval: {exc}", file=sys.stderr)
+        print(f"webmcp-nb eval: {_worded(exc)}", file=sys.stderr)
         return 2
     print(report)
     if report.directory is not None:
@@ -313,6 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP")
     mcp.add_argument("--port", type=int, default=None, help="the relay's port (default: $WEBMCP_NB_PORT or 17830)")
     mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay")
+    mcp.add_argument(
+        "--allow-file-urls",
+        action="store_true",
+        help="let the MCP client open file: URLs (off: only http, https and about:blank)",
+    )
     mcp.set_defaults(func=_mcp)
 
     pair = sub.add_parser("pair", help="let the extension in your Chrome pair with this account (native messaging)")
@@ -343,4 +365,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command is None:
         args = parser.parse_args(["demo"])
-    return int(args.func(args))
+    from .core.errors import WebMCPError
+
+    try:
+        return int(args.func(args))
+    except WebMCPError as exc:  # said in the shell's words, without a traceback
+        print(f"webmcp-nb {args.command}: {exc.code.value}: {_worded(exc)}", file=sys.stderr)
+        return 2

@@ -26,7 +26,7 @@ function loaded(start) {
     const state = seen.get(tabId);
     if (tabId === undefined || state === undefined || state === 'committed') return;
     if (state === 'completed') settle.resolve(tabId);
-    else settle.reject(new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} failed to load: ${state}`));
+    else settle.reject(new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} failed to load: ${state}`, { tabId })); // the tab stays, on its error page
   };
   const onCommitted = (d) => { if (d.frameId === 0) seen.set(d.tabId, 'committed'); };
   const onCompleted = (d) => { if (d.frameId === 0 && seen.has(d.tabId)) { seen.set(d.tabId, 'completed'); check(); } };
@@ -42,7 +42,7 @@ function loaded(start) {
     [chrome.tabs.onRemoved, onRemoved],
   ];
   for (const [event, listener] of events) event.addListener(listener);
-  const timer = setTimeout(() => settle.reject(new RelayError(ErrorCode.TIMEOUT, `Tab ${tabId} did not finish loading`)), LOAD_TIMEOUT_MS);
+  const timer = setTimeout(() => settle.reject(new RelayError(ErrorCode.TIMEOUT, `Tab ${tabId} did not finish loading`, { tabId })), LOAD_TIMEOUT_MS);
   start().then((id) => { tabId = id; check(); }, (error) => settle.reject(error));
   return done.finally(() => {
     clearTimeout(timer);

@@ -1082,7 +1082,8 @@ defineTool({
   name: 'navigate',
   title: 'Go to a URL',
   description: 'Load a URL (absolute, or relative to this page) in this tab. Returns {navigating: url} at once; the '
-    + 'page then loads. Tools injected by hand may need to be injected again on the new page.',
+    + 'page then loads. Tools injected by hand may need to be injected again on the new page. Only http(s) URLs '
+    + '(and about:blank).',
   inputSchema: {
     type: 'object',
     properties: { url: { type: 'string', description: 'http(s) URL, or a path relative to the current page.' } },
@@ -1097,8 +1098,12 @@ defineTool({
   } catch {
     throw toolError('INVALID_INPUT', `${quote(url)} is not a URL.`);
   }
-  if (!['http:', 'https:', 'file:'].includes(destination.protocol)) {
-    throw toolError('INVALID_INPUT', `Only http(s) and file URLs can be opened, not ${destination.protocol}.`);
+  // A model steered by a page must not open file:, data:, chrome: or javascript: URLs (issue 20): http(s) and
+  // about:blank only, unless the skill is configured with allowFileUrls (then file: too).
+  const allowed = ['http:', 'https:', ...(config?.allowFileUrls === true ? ['file:'] : [])];
+  if (!allowed.includes(destination.protocol) && destination.href !== 'about:blank') {
+    throw toolError('PERMISSION_DENIED', `${destination.protocol} URLs are not opened: only http, https and about:blank`
+      + (allowed.includes('file:') ? ' and file:' : ' (file: too with this skill configured allowFileUrls: true)') + '.');
   }
   setTimeout(() => location.assign(destination.href), NAVIGATION_DELAY_MS); // after this call has answered
   return { navigating: destination.href };

@@ -46,6 +46,7 @@ from .protocol import (
     ErrorCode,
     InstalledSkill,
     Method,
+    RemoteError,
     SessionInfo,
     ToolKey,
     apply_tool_changes,
@@ -240,18 +241,23 @@ def _unindex(index: dict[str, list[int]], key: ToolKey, tool: dict[str, Any]) ->
 
 
 @dataclass
+class _Session:
+    """An MCP client's session: its client connection, what ``sessions.updated`` says of it, and the tabs it
+    opened (closed when it ends)."""
+
+    owner: RelayClient
+    info: SessionInfo
+    opened: set[tuple[str, int]] = field(default_factory=set)
+    """``(browser id, tab id)`` of each tab its ``tab.open`` requests made."""
+
+
+@dataclass
 class _Pending:
     client: RelayClient
     client_id: int
     browser_id: str
-
-
-@dataclass
-class _Session:
-    """An MCP client's session: its client connection, and what ``sessions.updated`` says of it."""
-
-    owner: RelayClient
-    info: SessionInfo
+    opener: _Session | None = None
+    """The session whose ``tab.open`` this is: the tab is its to close when it ends."""
 
 
 class Relay:
@@ -500,6 +506,8 @@ class Relay:
             if pending is None or pending.browser_id != peer.info.id:
                 return  # not ours to answer: only the browser a request went to may reply to it
             del self._pending[msg.id]
+            if pending.opener is not None:
+                _note_opened(pending.opener, peer.info.id, msg.result, msg.error)
             out: dict[str, Any] = {"id": pending.client_id}
             if msg.error is not None:
                 out["error"] = msg.error.model_dump(exclude_none=True)
@@ -576,7 +584,7 @@ class Relay:
         owned = [sid for sid, session in self._sessions.items() if session.owner is client]
         self._last_left_with_session = bool(owned)
         for sid in owned:
-            del self._sessions[sid]
+            self._close_tabs_of(self._sessions.pop(sid))
         if owned:
             self._sessions_changed()
 
@@ -649,7 +657,8 @@ class Relay:
         if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
-        self._pending[rid] = _Pending(client, client_id, peer.info.id)
+        opener = session if method == Method.TAB_OPEN.value else None
+        self._pending[rid] = _Pending(client, client_id, peer.info.id, opener)
         params = {k: v for k, v in params.items() if k != "browserId"}
         if method == Method.TOOL_CALL.value:
             params["callId"] = rid
@@ -667,8 +676,9 @@ class Relay:
             return False
         frame_id = frames[0] if wanted is None else wanted
         lane = self.lanes.find(peer.info.id, tab_id, frame_id)  # type: ignore[arg-type]
-        if lane is None:
-            return False
+        document = params.get("documentId")
+        if lane is None or (document is not None and lane.document_id not in (None, document)):
+            return False  # another document's lane: the worker knows which document the frame shows now
 
         def settle(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
             self._cancellers.pop((client, client_id), None)
@@ -726,7 +736,7 @@ class Relay:
                     raise _Refused(
                         ErrorCode.TAB_IN_USE,
                         f"tab {tab_id} is held by session {other.info.id} ({other.info.client or 'a client'}, "
-                        f"pid {other.info.pid}); bind with force to take it over",
+                        f"pid {other.info.pid})",
                     )
                 other.info.browser_id = other.info.tab_id = None
         session.info.browser_id, session.info.tab_id = browser_id, tab_id
@@ -741,10 +751,21 @@ class Relay:
         return {"closed": params.get("sessionId")}
 
     def _close_session(self, session_id: Any) -> bool:
-        if not isinstance(session_id, str) or self._sessions.pop(session_id, None) is None:
+        if not isinstance(session_id, str) or (session := self._sessions.pop(session_id, None)) is None:
             return False
+        self._close_tabs_of(session)
         self._sessions_changed()
         return True
+
+    def _close_tabs_of(self, session: _Session) -> None:
+        """A session ended: the tabs it opened close with it (those still open that no other session holds), so
+        a client started again and again leaves no tabs behind."""
+        held = {(s.info.browser_id, s.info.tab_id) for s in self._sessions.values()}
+        for browser_id, tab_id in session.opened:
+            peer = self._browsers.get(browser_id)
+            if peer is not None and tab_id in peer.tabs and (browser_id, tab_id) not in held:
+                close = {"id": next(self._ids), "method": Method.TAB_CLOSE.value, "params": {"tabId": tab_id}}
+                send_soon(peer.connection, json.dumps(close))  # its reply answers nobody
 
     def _unbind_where(self, held: Callable[[SessionInfo], bool]) -> None:
         """Sessions whose tab went away (closed, or its browser left) are bound to nothing."""
@@ -801,6 +822,15 @@ _SESSION_METHODS: dict[str, Callable[[Relay, RelayClient, dict[str, Any]], dict[
     Method.SESSION_BIND.value: Relay._bind,
     Method.SESSION_CLOSE.value: Relay._close,
 }
+
+
+def _note_opened(session: _Session, browser_id: str, result: Any, error: RemoteError | None) -> None:
+    """The tab a session's ``tab.open`` made: from the reply, or from the error of a page that did not load (the
+    tab stays, on its error page)."""
+    source = error.data if error is not None else result
+    tab_id = source.get("tabId") if isinstance(source, dict) else None
+    if isinstance(tab_id, int) and not isinstance(tab_id, bool):
+        session.opened.add((browser_id, tab_id))
 
 
 def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:

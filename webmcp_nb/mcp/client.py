@@ -29,6 +29,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
+from .._version import __version__
 from ..browser.schema import check_arguments, has_pattern, signature_from_schema
 from ..browser.tools import risk_label
 from ..core._loop import blocking, on_loop
@@ -108,6 +109,13 @@ class MCPTool:
     def qualified_name(self) -> str:
         """``<server>.<tool>``: what agents and sessions call it, beside page tools."""
         return f"{self.server.name}.{self.name}"
+
+    @property
+    def provenance(self) -> str:
+        """Where the tool comes from, as agents' confirmations and the model say it: ``the MCP server <name>``."""
+        from ..core.agent_rules import provenance
+
+        return provenance(None, server=self.server.name)
 
     @property
     def read_only(self) -> bool:
@@ -204,6 +212,9 @@ class MCPServer:
         """Calls made through this object: ``tool.called``, ``tool.returned``, ``tool.failed``, ``tools.changed``."""
         self.protocol_version = ""
         self.server_info: types.Implementation | None = None
+        self.client_info = types.Implementation(name=name or "webmcp-nb", version=__version__)
+        """How this client introduces itself to the server (``clientInfo``): the ``name`` given to ``connect``, so a
+        server that shows its clients (``webmcp-nb mcp``'s sessions) shows that."""
         self._env, self._cwd = env, cwd
         self._tools: dict[str, MCPTool] = {}
         self._client: Client | None = None
@@ -241,7 +252,7 @@ class MCPServer:
 
         target = self.target
         if isinstance(target, str) and re.match(r"^https?://", target):
-            return Client(target, message_handler=on_message, cache=None)
+            return Client(target, message_handler=on_message, cache=None, client_info=self.client_info)
         words = shlex.split(target) if isinstance(target, str) else [str(w) for w in target]
         if not words:
             raise ValueError("connect() needs a command or a URL")
@@ -252,7 +263,8 @@ class MCPServer:
             cwd=str(self._cwd) if self._cwd is not None else None,
         )
         self._log = _log_file(self.name)
-        return Client(stdio_client(params, errlog=self._log), message_handler=on_message, cache=None)
+        transport = stdio_client(params, errlog=self._log)
+        return Client(transport, message_handler=on_message, cache=None, client_info=self.client_info)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Open the client, list its tools, follow list changes, and keep it open until :meth:`aclose`."""

@@ -21,13 +21,22 @@ from typing import Any
 from ..browser.browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from ..core._loop import blocking, on_loop
 from ..core.display import table, visible
-from ..core.errors import BrowserNotFoundError, NotConnectedError, PortInUseError
+from ..core.errors import BrowserNotFoundError, Hint, NotConnectedError, PortInUseError
 from ..link.connection import Connection
 from ..link.home import home, read_secret, relay_port
 from ..link.protocol import Method
 from .doctor import browser_name, no_browser_advice
 
-__all__ = ["aconnect", "connect", "abrowsers", "browsers", "BrowserSummary", "start_daemon", "DAEMON_IDLE_EXIT"]
+__all__ = [
+    "aconnect",
+    "connect",
+    "aopen_relay",
+    "abrowsers",
+    "browsers",
+    "BrowserSummary",
+    "start_daemon",
+    "DAEMON_IDLE_EXIT",
+]
 
 DAEMON_IDLE_EXIT = 600.0
 """Seconds a daemon stays up with no client connected."""
@@ -106,26 +115,45 @@ def _listing(browsers: list[dict[str, Any]]) -> str:
 
 
 class _Waiting:
-    """A progress line for a wait that may take a while, shown once it has lasted a second: what for, how long."""
+    """A progress line for a wait that may take a while, shown once it has lasted a second: what for, how long.
+    In a notebook or a terminal it is a live line; when stderr is a file or a pipe (an MCP client's log), plain
+    lines, one per change of what it waits for (a live line there is one giant line of ``\r``)."""
 
     DELAY = 1.0
 
     def __init__(self) -> None:
         from tqdm.auto import tqdm
+        from tqdm.std import tqdm as plain
 
         self._started = self._shown = time.monotonic()
-        self._bar = tqdm(total=None, bar_format="{desc} [{elapsed}]", delay=self.DELAY, leave=False)
+        self._said = ""
+        self._bar = None
+        if tqdm is not plain or _is_terminal(sys.stderr):
+            self._bar = tqdm(total=None, bar_format="{desc} [{elapsed}]", delay=self.DELAY, leave=False)
 
     def say(self, text: str) -> None:
+        now = time.monotonic()
+        if self._bar is None:
+            if now - self._started >= self.DELAY and text != self._said:
+                self._said = text
+                print(f"webmcp-nb: {text}", file=sys.stderr, flush=True)
+            return
         changed = text != self._bar.desc
         self._bar.set_description_str(text, refresh=False)
-        now = time.monotonic()
         if now - self._started >= self.DELAY and (changed or now - self._shown >= self.DELAY):
             self._shown = now
             self._bar.refresh()
 
     def close(self) -> None:
-        self._bar.close()
+        if self._bar is not None:
+            self._bar.close()
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
 
 
 async def _open(connection: Connection, port: int, start_relay: bool, waiting: _Waiting) -> None:
@@ -170,8 +198,8 @@ async def _wait_for_browser(browser: Browser, connection: Connection, timeout: f
         elapsed = time.monotonic() - started
         if browser.id is None and len(browser.available) > 1:
             raise BrowserNotFoundError(
-                f"{len(browser.available)} browsers are connected; choose one with "
-                f"wm.connect(browser_id=...): {_listing(list(browser.available.values()))}"
+                f"{len(browser.available)} browsers are connected: {_listing(list(browser.available.values()))}.",
+                hint=Hint("choose_browser"),
             )
         if elapsed >= timeout:
             if browser.id is not None and browser.available:
@@ -223,6 +251,24 @@ async def aconnect(
 
 
 connect = blocking(aconnect)
+
+
+async def aopen_relay(port: int | None = None, *, browser_id: str | None = None) -> Browser:
+    """A ``Browser`` on the relay daemon (started if needed) that waits for nothing: it binds a browser when one
+    connects (``browser.connected``), the one named ``browser_id`` or the only one. ``webmcp-nb mcp`` uses it to
+    answer its client while no browser is there. Raises what :func:`aconnect` raises about the relay itself."""
+    port = relay_port(port)
+    connection = Connection(port, read_secret, on_refused=_restarter(port))
+    browser = Browser(connection, browser_id=browser_id)
+    waiting = _Waiting()
+    try:
+        await _open(connection, port, True, waiting)
+    except BaseException:
+        await connection.close()
+        raise
+    finally:
+        waiting.close()
+    return browser
 
 
 async def relay_status(port: int, secret: Callable[[], str] = read_secret) -> dict[str, Any] | None:
