@@ -235,19 +235,14 @@ async def aconnect(
     port, and ``BrowserNotFoundError``, saying why and what to do, when no browser joins within ``timeout``
     (or when several are connected and ``browser_id`` does not say which: :func:`browsers` lists them).
     """
-    port = relay_port(port)
-    connection = Connection(port, read_secret, on_refused=_restarter(port) if start_relay else None)
-    browser = Browser(connection, browser_id=browser_id, call_timeout=call_timeout, max_result_chars=max_result_chars)
-    waiting = _Waiting()
-    try:
-        await _open(connection, port, start_relay, waiting)
-        await _wait_for_browser(browser, connection, timeout, waiting)
-    except BaseException:
-        await connection.close()
-        raise
-    finally:
-        waiting.close()
-    return browser
+    return await _relay_browser(
+        relay_port(port),
+        browser_id=browser_id,
+        start_relay=start_relay,
+        call_timeout=call_timeout,
+        max_result_chars=max_result_chars,
+        wait=timeout,
+    )
 
 
 connect = blocking(aconnect)
@@ -257,12 +252,33 @@ async def aopen_relay(port: int | None = None, *, browser_id: str | None = None)
     """A ``Browser`` on the relay daemon (started if needed) that waits for nothing: it binds a browser when one
     connects (``browser.connected``), the one named ``browser_id`` or the only one. ``webmcp-nb mcp`` uses it to
     answer its client while no browser is there. Raises what :func:`aconnect` raises about the relay itself."""
-    port = relay_port(port)
-    connection = Connection(port, read_secret, on_refused=_restarter(port))
-    browser = Browser(connection, browser_id=browser_id)
+    return await _relay_browser(
+        relay_port(port),
+        browser_id=browser_id,
+        start_relay=True,
+        call_timeout=DEFAULT_CALL_TIMEOUT,
+        max_result_chars=DEFAULT_MAX_RESULT_CHARS,
+        wait=None,
+    )
+
+
+async def _relay_browser(
+    port: int,
+    *,
+    browser_id: str | None,
+    start_relay: bool,
+    call_timeout: float,
+    max_result_chars: int,
+    wait: float | None,
+) -> Browser:
+    """A ``Browser`` through the relay daemon, once the relay answers; with ``wait``, once a browser is bound too."""
+    connection = Connection(port, read_secret, on_refused=_restarter(port) if start_relay else None)
+    browser = Browser(connection, browser_id=browser_id, call_timeout=call_timeout, max_result_chars=max_result_chars)
     waiting = _Waiting()
     try:
-        await _open(connection, port, True, waiting)
+        await _open(connection, port, start_relay, waiting)
+        if wait is not None:
+            await _wait_for_browser(browser, connection, wait, waiting)
     except BaseException:
         await connection.close()
         raise
