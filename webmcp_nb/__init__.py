@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     )
     from .demo.server import DemoServer, serve_demo
     from .evals.suite import Model
+    from .link.grants import grants
     from .own_chrome.connect import BrowserSummary, abrowsers, aconnect, browsers, connect
     from .own_chrome.doctor import Diagnosis, adoctor, doctor
     from .recording.report import Report
@@ -78,6 +79,7 @@ _WHERE = {
         "WebMCPError",
     ),
     "evals.suite": ("Model",),
+    "link.grants": ("grants",),
     "browser.launch": ("alaunch", "launch"),
     "replay.replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "recording.report": ("Report",),
@@ -94,6 +96,7 @@ __all__ = [
     "mcp",
     "evals",
     "Model",
+    "grants",
     "Agent",
     "AgentResult",
     "AgentRun",

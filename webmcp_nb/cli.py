@@ -1,5 +1,6 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``doctor``, ``browsers``,
-``extension-path``, ``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``grants``, ``doctor``,
+``browsers``, ``extension-path``, ``serve-demo``. The benchmark is not part of the package: ``python bench/run.py``
+in a checkout."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ def _relay(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         try:
-            relay = await Relay(read_secret, port=port, idle_timeout=idle).start()
+            relay = await Relay(read_secret, port=port, idle_timeout=idle, enforce_grants=True).start()
         except OSError as exc:
             pid = _running_relay(port)
             if pid is not None:
@@ -79,6 +80,7 @@ def _mcp(args: argparse.Namespace) -> int:
         native_webmcp=args.native_webmcp,
         port=args.port,
         browser_id=args.browser_id,
+        ask_timeout=args.ask_timeout,
     )
     return serve(options)
 
@@ -115,6 +117,33 @@ def _pair(args: argparse.Namespace) -> int:
         "Next: load the extension (chrome://extensions → Developer mode → Load unpacked → "
         f"{extension_path()}); it pairs by itself within 10 s. Then in a notebook: wm.connect()."
     )
+    return 0
+
+
+def _grants(args: argparse.Namespace) -> int:
+    from .link.grants import GrantError, GrantFileError, grants
+
+    try:
+        if args.action == "allow":
+            grant = grants.allow(args.origin, args.level, by="cli")
+            print(f"{grant.origin}: {grant.level}")
+        elif args.action == "deny":
+            print(f"{grants.deny(args.origin, by='cli').origin}: none (never, and never asked)")
+        elif args.action == "revoke":
+            gone = grants.revoke(args.origin)
+            print(f"{args.origin}: {'revoked: it asks again' if gone else 'had no grant'}")
+        else:
+            print(grants._repr_mimebundle_()["text/plain"])
+            problem = grants.snapshot().problem
+            if problem:
+                print(f"webmcp-nb grants: {problem}", file=sys.stderr)
+                return 1
+    except GrantError as exc:
+        print(f"webmcp-nb grants: {exc}", file=sys.stderr)
+        return 2
+    except GrantFileError as exc:
+        print(f"webmcp-nb grants: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -313,6 +342,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP")
     mcp.add_argument("--port", type=int, default=None, help="the relay's port (default: $WEBMCP_NB_PORT or 17830)")
     mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay")
+    mcp.add_argument(
+        "--ask-timeout", type=float, default=60.0, help="seconds an ask for a site's grant waits for you (default 60)"
+    )
     mcp.set_defaults(func=_mcp)
 
     pair = sub.add_parser("pair", help="let the extension in your Chrome pair with this account (native messaging)")
@@ -323,6 +355,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     pair.add_argument("--rotate", action="store_true", help="make a new secret (paired extensions re-pair)")
     pair.add_argument("--remove", action="store_true", help="uninstall the pairing host")
     pair.set_defaults(func=_pair)
+
+    granting = sub.add_parser(
+        "grants",
+        help="which sites of your Chrome agents and MCP clients may read or act on",
+        description="Per-site grants (the file grants.json in the webmcp-nb home): read lets a model list a site's "
+        "tools, call its read-only ones and take screenshots; act lets it call every tool (high-risk ones still "
+        "ask each time). A site never granted asks first; none never asks and is refused.",
+    )
+    actions = granting.add_subparsers(dest="action")
+    actions.add_parser("list", help="every granted site (the default)")
+    allow = actions.add_parser("allow", help="grant a site read or act")
+    allow.add_argument("origin", help="the site, like https://bank.example (a path is dropped)")
+    allow.add_argument("level", choices=["read", "act"])
+    for name, text in (("deny", "never, and never ask (level none)"), ("revoke", "forget: the site asks again")):
+        action = actions.add_parser(name, help=text)
+        action.add_argument("origin", help="the site, like https://bank.example")
+    granting.set_defaults(func=_grants)
 
     doc = sub.add_parser("doctor", help="check the relay, the pairing and the browsers; each problem with its fix")
     doc.add_argument("--port", type=int, default=None)

@@ -2,7 +2,9 @@
 // file, tests/vectors/log_lines.json, keeps the two saying the same): the URL of a navigation, the tools a page
 // added and removed, a call's arguments and a preview of its result, who acted. Plain text; the log renders it as
 // text. No DOM here, so node can run it.
-import { LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS } from '../shared/protocol.js';
+import {
+  ASKERS, GRANT_ANSWERED, GRANT_LEVELS, GRANT_WHY_NOT, LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS,
+} from '../shared/protocol.js';
 
 const PREVIEW = 140;
 export const PROBLEMS = new Set(LOG_PROBLEMS);
@@ -64,6 +66,12 @@ export function actor(event) {
   return null;
 }
 
+const said = (words, key) => (Object.hasOwn(words, String(key)) ? words[String(key)] : String(key));
+
+// Who asks for a site ("MCP client Claude Desktop") and what it asks to do ("call searchFlights [medium risk]").
+export const asker = (d) => `${said(ASKERS, d.origin ?? '')} ${d.who ?? ''}`.trim();
+export const doing = (d) => `${d.action ?? ''}${d.tool ? ` ${d.tool}` : ''}${d.risk ? ` [${d.risk} risk]` : ''}`;
+
 const names = (list) => (Array.isArray(list) ? list.map(String).join(', ') : '');
 const tokens = (usage) => (Number.isSafeInteger(usage?.total_tokens) ? usage.total_tokens : 0);
 
@@ -123,6 +131,10 @@ export function describe(event) {
     case 'note': return String(d.text ?? '');
     case 'browser.crashed': return String(d.message ?? 'the browser is gone');
     case 'replay.diverged': return `step ${d.step} ${tool}: differs from the recording`;
+    case 'grant.asked': return `${asker(d)} asks to ${doing(d)} on ${d.site ?? ''} (needs ${d.need ?? ''})`;
+    case 'grant.answered': return `${d.site ?? ''}: ${said(GRANT_ANSWERED, d.answer)} (${doing(d)})${d.error ? `; ${d.error}` : ''}`;
+    case 'grant.refused': return `${d.site ?? ''}: not granted to ${asker(d)} (${doing(d)}): ${said(GRANT_WHY_NOT, d.why)}`;
+    case 'grant.changed': return `${d.site ?? ''}: ${said(GRANT_LEVELS, d.level)}${d.by ? ` (by ${d.by})` : ''}`;
     default: {
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';

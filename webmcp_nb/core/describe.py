@@ -12,7 +12,21 @@ from typing import Any
 from .display import clip, visible
 from .events import ORIGINS, Event
 
-__all__ = ["describe", "line", "actor", "family", "FAMILIES", "PROBLEMS", "QUIET", "preview", "call_text", "stamp"]
+__all__ = [
+    "describe",
+    "line",
+    "actor",
+    "family",
+    "FAMILIES",
+    "PROBLEMS",
+    "QUIET",
+    "ASKERS",
+    "preview",
+    "call_text",
+    "stamp",
+    "asker",
+    "doing",
+]
 
 PREVIEW = 140
 """Characters of arguments or a result a line shows."""
@@ -30,6 +44,7 @@ FAMILIES: dict[str, str] = {
     "skills": "skills",
     "note": "notes",
     "replay": "tool calls",
+    "grant": "sites",
 }
 """Each kind's first part → the group a filter shows it in."""
 
@@ -44,11 +59,24 @@ PROBLEMS = {
     "browser.crashed",
     "tools.omitted",
     "replay.diverged",
+    "grant.refused",
 }
 """Kinds that mean something went wrong (or was stopped): views highlight them."""
 
 QUIET = {"model.delta", "model.tool_call", "model.request"}
 """Kinds too fine-grained for a log line (the response that follows says it all)."""
+
+ASKERS = {"agent": "agent", "mcp": "MCP client", "sidepanel": "side panel chat", "bridge": "chat-site bridge"}
+"""Who asks for a site (a ``grant.*`` event's ``origin``), as a person would say it."""
+ANSWERED = {"once": "allowed once", "read": "may read it", "act": "may act on it", "never": "never"}
+LEVEL_WORDS = {"none": "never (not asked)", "read": "may be read", "act": "may be acted on", "ask": "asks first"}
+WHY_NOT = {
+    "never": "the user chose never",
+    "timeout": "nobody answered in time",
+    "withdrawn": "the asker gave up",
+    "read only": "granted for reading only",
+    "not a site": "not a site that can be granted",
+}
 
 
 def family(kind: str) -> str:
@@ -110,6 +138,18 @@ def _tokens(usage: Any) -> int:
     """The total tokens of a ``usage`` field, 0 when it has none (or a shared session folder mangled it)."""
     total = usage.get("total_tokens") if isinstance(usage, dict) else None
     return total if isinstance(total, int) and not isinstance(total, bool) else 0
+
+
+def asker(data: dict[str, Any]) -> str:
+    """Who asks for a site: ``MCP client Claude Desktop``, ``agent deepseek:deepseek-chat``."""
+    kind = str(data.get("origin", ""))
+    return f"{ASKERS.get(kind, kind)} {data.get('who', '')}".strip()
+
+
+def doing(data: dict[str, Any]) -> str:
+    """What it asks to do: ``call searchFlights [medium risk]``, ``open``, ``inject dom``."""
+    risk = f" [{data['risk']} risk]" if data.get("risk") else ""
+    return f"{data.get('action', '')}{' ' + str(data['tool']) if data.get('tool') else ''}{risk}"
 
 
 def _names(names: Any) -> str:
@@ -185,6 +225,17 @@ def describe(event: Event) -> str:
         return str(data.get("message", "the browser is gone"))
     if kind == "replay.diverged":
         return f"step {data.get('step')} {tool}: differs from the recording"
+    if kind == "grant.asked":
+        return f"{asker(data)} asks to {doing(data)} on {data.get('site', '')} (needs {data.get('need', '')})"
+    if kind == "grant.answered":
+        said = ANSWERED.get(str(data.get("answer")), str(data.get("answer")))
+        return f"{data.get('site', '')}: {said} ({doing(data)})" + (f"; {data['error']}" if data.get("error") else "")
+    if kind == "grant.refused":
+        why = WHY_NOT.get(str(data.get("why")), str(data.get("why")))
+        return f"{data.get('site', '')}: not granted to {asker(data)} ({doing(data)}): {why}"
+    if kind == "grant.changed":
+        level = LEVEL_WORDS.get(str(data.get("level")), str(data.get("level")))
+        return f"{data.get('site', '')}: {level}" + (f" (by {data['by']})" if data.get("by") else "")
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
 

@@ -97,8 +97,8 @@ class _Link:
         timer = loop.call_later(timeout, _expire, future, f"{method} got no answer within {timeout:g} s")
         try:
             return await future
-        except asyncio.CancelledError:  # the caller gave up: a tool call is cancelled in the page too
-            if method == Method.TOOL_CALL.value:
+        except asyncio.CancelledError:  # the caller gave up: a tool call is cancelled in the page, an ask withdrawn
+            if method in (Method.TOOL_CALL.value, Method.GRANTS_CHECK.value):
                 spawn(self.notify(Method.REQUEST_CANCEL.value, {"id": rid}))
             raise
         finally:

@@ -37,6 +37,8 @@ from websockets.typing import Subprotocol
 from .._version import __version__
 from . import auth
 from ._sockets import send_soon
+from .grant_asks import POLL_EVERY, AskRefused, GrantAsks
+from .grants import GrantStore
 from .lanes import LaneFailure, Lanes
 from .protocol import (
     EXTENSION_ID,
@@ -260,7 +262,8 @@ class Relay:
     ``secret`` is the pairing secret, or a function returning the current one (the daemon re-reads its file
     for every peer, so a rotated secret takes effect at once). ``idle_timeout`` (seconds) makes it stop by
     itself once no client has been connected that long (daemon mode); ``None`` keeps it running until
-    :meth:`close`.
+    :meth:`close`. ``enforce_grants``: whether ``grants.check`` holds its browsers to the user's per-site grants
+    (``grants``, default the user's file): the daemon does, ``launch()``'s relay only when asked to.
     """
 
     def __init__(
@@ -272,6 +275,8 @@ class Relay:
         extension_id: str = EXTENSION_ID,
         idle_timeout: float | None = None,
         session_idle_timeout: float = SESSION_IDLE_EXIT,
+        grants: GrantStore | None = None,
+        enforce_grants: bool = False,
     ) -> None:
         self._secret: Callable[[], str] = secret if callable(secret) else (lambda: secret)
         self.host = host
@@ -301,6 +306,14 @@ class Relay:
         self._last_client = time.monotonic()
         self._last_left_with_session = False
         self._idle_task: asyncio.Task[None] | None = None
+        self.grant_asks = GrantAsks(
+            grants if grants is not None else GrantStore(),
+            enforce=enforce_grants,
+            emit=self._grant_event,
+            push=self._grants_updated,
+        )
+        """Per-site grants: checks, the asks waiting for the user, their answers."""
+        self._grants_task: asyncio.Task[None] | None = None
 
     @property
     def secret(self) -> str:
@@ -325,11 +338,14 @@ class Relay:
         self.port = self._server.sockets[0].getsockname()[1]
         if self.idle_timeout is not None:
             self._idle_task = asyncio.create_task(self._exit_when_idle())
+        self._grants_task = asyncio.create_task(self._watch_grants())
         return self
 
     async def close(self) -> None:
         if self._idle_task:
             self._idle_task.cancel()
+        if self._grants_task:
+            self._grants_task.cancel()
         if self._server:
             self._server.close()
             await self._server.wait_closed()
@@ -351,6 +367,15 @@ class Relay:
                 assert self._server is not None
                 self._server.close()
                 return
+
+    async def _watch_grants(self) -> None:
+        """Changes to the grant file made elsewhere (``webmcp-nb grants``, ``wm.grants``) reach the views within a
+        second; every check reads the file anyway."""
+        self.grant_asks.refresh()
+        while True:
+            await asyncio.sleep(POLL_EVERY)
+            if self._clients or self._browsers:
+                self.grant_asks.refresh()
 
     @property
     def browsers(self) -> list[dict[str, Any]]:
@@ -476,12 +501,14 @@ class Relay:
         self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
         send_soon(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
         send_soon(connection, notification(Method.SESSIONS_UPDATED, {"sessions": self.sessions}))
+        send_soon(connection, notification(Method.GRANTS_UPDATED, self.grant_asks.state()))
         try:
             async for raw in connection:
                 self._on_browser_message(peer, raw)
         except ConnectionClosed:
             pass
         finally:
+            self.grant_asks.withdraw(peer)
             if self._browsers.get(info.id) is peer:
                 del self._browsers[info.id]
                 self._fail_pending(info.id, "the browser disconnected")
@@ -494,7 +521,9 @@ class Relay:
         except ValueError as exc:
             log.warning("bad message from browser %s: %s", peer.info.id, exc)
             return
-        if msg.is_reply:
+        if msg.is_request and msg.method in _GRANT_METHODS:  # the side panel's chat and cards
+            self._grant_request(peer, msg.id, msg.method, msg.params, peer.info.id, _BrowserReplies(peer))
+        elif msg.is_reply:
             assert msg.id is not None
             pending = self._pending.get(msg.id)
             if pending is None or pending.browser_id != peer.info.id:
@@ -561,6 +590,7 @@ class Relay:
             "relayVersion": __version__,
             "browsers": self.browsers,
             "sessions": self.sessions,
+            "grants": self.grant_asks.state(),
         }
         client.deliver(Frame({"method": Method.HELLO.value, "params": hello}))
 
@@ -573,6 +603,7 @@ class Relay:
                 del self._pending[rid]
         for key in [key for key in self._cancellers if key[0] is client]:
             self._cancellers.pop(key)()  # the page need not finish what nobody waits for
+        self.grant_asks.withdraw(client)
         owned = [sid for sid, session in self._sessions.items() if session.owner is client]
         self._last_left_with_session = bool(owned)
         for sid in owned:
@@ -627,6 +658,9 @@ class Relay:
         """A client's request; its reply is delivered to ``client`` when it comes."""
         if method == Method.RELAY_STATUS.value:
             client.deliver(Frame({"id": client_id, "result": self.status()}))
+            return
+        if method in _GRANT_METHODS:
+            self._grant_request(client, client_id, method, params, params.get("browserId"), client)
             return
         if method in _SESSION_METHODS:
             try:
@@ -684,6 +718,58 @@ class Relay:
             return False
         self._cancellers[(client, client_id)] = lambda: lane.cancel(call_id)
         return True
+
+    # ----- per-site grants -----
+
+    def _grant_request(
+        self, requester: object, request_id: Any, method: Any, params: dict[str, Any], browser_id: Any, to: RelayClient
+    ) -> None:
+        """A ``grants.*`` request from a client or a browser (``browser_id``: the browser it concerns)."""
+        asks, from_browser = self.grant_asks, isinstance(requester, _BrowserPeer)
+        by = "sidepanel" if from_browser else str(params.get("by") or "panel")[:40]
+
+        def answer(result: dict[str, Any] | None, error: tuple[ErrorCode, str] | None) -> None:
+            self._cancellers.pop((to, request_id), None)
+            to.deliver(_error_frame(request_id, *error) if error else Frame({"id": request_id, "result": result}))
+
+        if method == Method.GRANTS_CHECK.value:
+            if not from_browser:  # a client may give up on it (request.cancel)
+                self._cancellers[(to, request_id)] = lambda: asks.withdraw(requester, request_id)
+            browser = browser_id if isinstance(browser_id, str) else None
+            asks.check(
+                params, browser_id=browser, url_of_tab=self._url_of_tab, requester=requester, request_id=request_id,
+                reply=answer,
+            )  # fmt: skip
+            return
+        try:
+            if method == Method.GRANTS_LIST.value:
+                answer(asks.state(), None)
+            elif method == Method.GRANTS_ANSWER.value:
+                answer(asks.answer(params, by=by), None)
+            else:
+                answer(asks.revoke(params, by=by), None)
+        except AskRefused as exc:
+            answer(None, (exc.code, exc.message))
+
+    def _url_of_tab(self, browser_id: str | None, tab_id: Any) -> str | None:
+        peer = self._browsers.get(browser_id) if browser_id is not None else None
+        tab = peer.tabs.get(tab_id) if peer is not None and _is_int(tab_id) else None
+        return str(tab.get("url", "")) if tab is not None else None
+
+    def _grant_event(self, browser_id: str | None, event: dict[str, Any]) -> None:
+        """An ask, answer, refusal or change: to every client, and to the browser it concerns (all of them for a
+        change), whose side panels show it."""
+        self._broadcast(Method.GRANT_EVENT, {"browserId": browser_id, "event": event})
+        text = notification(Method.GRANT_EVENT, {"event": event})
+        for peer in self._browsers.values():
+            if browser_id is None or peer.info.id == browser_id:
+                send_soon(peer.connection, text)
+
+    def _grants_updated(self, state: dict[str, Any]) -> None:
+        self._broadcast(Method.GRANTS_UPDATED, state)
+        text = notification(Method.GRANTS_UPDATED, state)
+        for peer in self._browsers.values():
+            send_soon(peer.connection, text)
 
     # ----- MCP sessions -----
 
@@ -801,6 +887,22 @@ _SESSION_METHODS: dict[str, Callable[[Relay, RelayClient, dict[str, Any]], dict[
     Method.SESSION_BIND.value: Relay._bind,
     Method.SESSION_CLOSE.value: Relay._close,
 }
+
+
+_GRANT_METHODS = frozenset(
+    m.value for m in (Method.GRANTS_CHECK, Method.GRANTS_LIST, Method.GRANTS_ANSWER, Method.GRANTS_REVOKE)
+)
+"""Grant requests, answered by the relay itself, from clients and from browsers (their side panels)."""
+
+
+class _BrowserReplies:
+    """Where the relay's replies to a browser's own requests go: its socket."""
+
+    def __init__(self, peer: _BrowserPeer) -> None:
+        self.peer = peer
+
+    def deliver(self, frame: Frame) -> None:
+        send_soon(self.peer.connection, frame.text)
 
 
 def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:
