@@ -25,6 +25,7 @@ from ..core.errors import (
 from ..core.events import EventStream, origin
 from ..link._sockets import spawn
 from ..link.connection import LOST, Connection, LocalConnection
+from ..link.grants import GrantsState
 from ..link.protocol import (
     EXTENSION_ID,
     BrowserInfo,
@@ -82,7 +83,8 @@ class Browser:
     browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
     ``_attach_session``/``_detach_session``/``_around_call`` (sessions and their evidence),
     ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
-    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions)."""
+    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions),
+    ``_grants``/``_check_grant``/``_answer_grant``/``_revoke_grant`` (per-site grants, :mod:`.gate`)."""
 
     def __init__(
         self,
@@ -118,6 +120,8 @@ class Browser:
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         self._mcp_sessions: list[SessionInfo] = []
+        self._grants = GrantsState()
+        """The per-site grants as the relay last told them (enforced until it says otherwise)."""
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
@@ -125,6 +129,8 @@ class Browser:
     def _on_event(self, method: str, params: dict[str, Any]) -> None:
         if method in (Method.HELLO.value, Method.SESSIONS_UPDATED.value) and isinstance(params.get("sessions"), list):
             self._on_sessions(params["sessions"])
+        if method == Method.HELLO.value and "grants" in params:
+            self._grants = GrantsState.from_wire(params["grants"])
         if method == Method.HELLO.value:
             self.available = {b["id"]: b for b in params.get("browsers") or [] if isinstance(b, dict) and "id" in b}
             mine = self.available.get(self.id) if self.id else None
@@ -157,6 +163,11 @@ class Browser:
             if params.get("browserId") == self.id and isinstance(params.get("events"), list):
                 for raw in params["events"][:100]:
                     self._on_panel_event(_as_panel_event(raw), origin="mcp", mcp_session=str(params.get("sessionId")))
+        elif method == Method.GRANTS_UPDATED.value:
+            self._grants = GrantsState.from_wire(params)
+        elif method == Method.GRANT_EVENT.value:
+            if params.get("browserId") in (None, self.id) and isinstance(params.get("event"), dict):
+                self._on_grant_event(params["event"])
         elif method == Method.SKILLS_UPDATED.value:
             if params.get("browserId") == self.id and self.info is not None:
                 self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
@@ -217,6 +228,16 @@ class Browser:
         self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **data)
         if event.kind == "confirmation.answer" and origin == "sidepanel":
             self._answer_confirmation(event.data["id"], event.data["approved"], by="sidepanel")
+
+    def _on_grant_event(self, raw: dict[str, Any]) -> None:
+        """An ask, answer, refusal or change of a site's grant, made by the relay: into this stream (sessions record
+        it); the relay sent it to the side panels itself."""
+        kind, data = raw.get("kind"), raw.get("data")
+        if isinstance(kind, str) and kind.startswith("grant.") and isinstance(data, dict):
+            tab_id = raw.get("tab_id") if isinstance(raw.get("tab_id"), int) else None
+            url = raw.get("url") if isinstance(raw.get("url"), str) else None
+            fields = {str(k): v for k, v in data.items() if k not in ("tab_id", "url", "duration_ms")}
+            self.events.emit(kind, tab_id=tab_id, url=url, **fields)
 
     def _on_sessions(self, raw: list[Any]) -> None:
         """The relay's MCP sessions; this browser's stream says when one starts, binds a tab or ends."""
@@ -372,6 +393,35 @@ class Browser:
         """A request the relay answers itself (MCP sessions), with no browser in between."""
         await self._connection.wait_ready()
         return await self._connection.request(method.value, params, timeout)
+
+    # ----- per-site grants (webmcp_nb.browser.gate) -----
+
+    async def _check_grant(self, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """``grants.check`` for this browser: the relay's answer, once the user answered if it had to ask."""
+        reply: dict[str, Any] = await self._relay_request(
+            Method.GRANTS_CHECK, {"browserId": self.id, **params}, timeout
+        )
+        return reply
+
+    @on_loop
+    async def _answer_grant(self, ask_id: str, answer: str, *, by: str = "notebook") -> dict[str, Any]:
+        """Answer an ask (``once``, ``read``, ``act``, ``never``) as a view of this notebook; the first answer wins."""
+        reply: dict[str, Any] = await self._relay_request(
+            Method.GRANTS_ANSWER, {"id": ask_id, "answer": answer, "by": by}
+        )
+        return reply
+
+    @on_loop
+    async def _revoke_grant(self, origin: str) -> dict[str, Any]:
+        """Forget a site's grant through the relay, so every view hears of it at once."""
+        reply: dict[str, Any] = await self._relay_request(Method.GRANTS_REVOKE, {"origin": origin})
+        return reply
+
+    @on_loop
+    async def _grants_now(self) -> GrantsState:
+        """The grants as the relay reads them now (the file, this moment)."""
+        self._grants = GrantsState.from_wire(await self._relay_request(Method.GRANTS_LIST, {}))
+        return self._grants
 
     # ----- for the rest of the package: tabs, sessions, skills -----
 

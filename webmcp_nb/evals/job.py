@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..browser.skills import Skill, builtin_skills_path
 from ..core.agent_rules import result_text
-from ..core.errors import ModelError, NotConnectedError, WebMCPError
+from ..core.errors import ModelError, NotConnectedError, PermissionDeniedError, WebMCPError
 from . import matcher
 from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab, unwrap
 from .suite import NO_ANSWER_CHECK, Model, Task
@@ -304,6 +304,8 @@ async def arun_job(
             await _in_browser(spec, record, session_dir, browser, gate)
     except ModelError as exc:
         _errored(record, "endpoint", exc)
+    except PermissionDeniedError as exc:  # the site is not granted (or skills are off): another try ends the same
+        _errored(record, "setup", exc)
     except (NotConnectedError, OSError, asyncio.TimeoutError) as exc:
         _errored(record, "browser", exc)
     except (ValueError, KeyError) as exc:

@@ -44,6 +44,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._version import __version__
 from ..agent.model_tools import model_name, normalize_schema
 from ..browser.browser import Browser
+from ..browser.gate import ASK_TIMEOUT, shows
 from ..browser.skills import Skill, builtin_skills_path
 from ..browser.tab import Tab
 from ..browser.tools import Tool
@@ -52,6 +53,7 @@ from ..core.errors import WebMCPError
 from ..core.events import Event
 from ..link._sockets import spawn
 from ..link.protocol import Method, ToolKey
+from .sites import NOT_GRANTED, McpSites
 
 __all__ = ["serve", "WebMCPServer", "Options", "PAGE_PREFIX", "PAGE_NAME_LIMIT", "FIXED_TOOLS"]
 
@@ -83,6 +85,8 @@ class Options:
     native_webmcp: bool = False
     port: int | None = None
     browser_id: str | None = None
+    ask_timeout: float = ASK_TIMEOUT
+    """Seconds an ask for a site's grant waits for the user before the call is refused."""
 
 
 def _annotations(read_only: bool, destructive: bool, idempotent: bool = False) -> types.ToolAnnotations:
@@ -278,6 +282,8 @@ class WebMCPServer:
         self._check_soon = False
         self._legacy: ServerSession | None = None
         self._relay_lost = False
+        self.sites = McpSites(self)
+        """The per-site grant checks (webmcp_nb.mcp.sites) before each tool."""
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self.server: Server[Any] = Server(
@@ -364,7 +370,8 @@ class WebMCPServer:
             if self.tab is not None and event.tab_id != self.tab.id:
                 self._unbound(f"another session took tab {self.tab.id}, or it closed")
             return
-        if self.tab is not None and event.tab_id == self.tab.id and event.kind in ("tools.changed", "navigation"):
+        bound = self.tab is not None and event.tab_id == self.tab.id and event.kind in ("tools.changed", "navigation")
+        if bound or event.kind == "grant.changed":  # a grant that changed may show or hide the bound tab's tools
             self._changed()
 
     def _unbound(self, why: str) -> None:
@@ -424,7 +431,7 @@ class WebMCPServer:
                 await self._register()
 
     def _page_tools(self) -> list[types.Tool]:
-        if self.tab is None or self.tab.closed:
+        if self.tab is None or self.tab.closed or not self.sites.shows(self.tab):
             return []
         origin = _origin(self.tab.url)
         listed = []
@@ -464,6 +471,7 @@ class WebMCPServer:
                 raise _Failure(f"the browser is not available: {self._startup_error}")
             if params.name in _FIXED_NAMES:
                 fixed: Callable[..., Awaitable[types.CallToolResult]] = getattr(self, f"_tool_{params.name}")
+                await self.sites.before(params.name, arguments)
                 return await fixed(ctx, arguments)
             return await self._call_page_by_mcp_name(ctx, params.name, arguments)
         except _Failure as exc:
@@ -508,6 +516,7 @@ class WebMCPServer:
         """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call. After
         a call that may change the page, its tools are asked for (as the agent does), so the reply comes after
         any list change it caused has been announced and a client that lists again sees it."""
+        await self.sites.before_call(tab, name, frame)
         tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
         result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, arguments, frame=frame))
         if tool is None or not tool.read_only:
@@ -534,7 +543,7 @@ class WebMCPServer:
             if holder is not None and holder.id != self.session_id:
                 entry["held_by"] = f"{holder.client or 'another MCP client'} (session {holder.id})"
             tabs.append(entry)
-        return _json({"tabs": tabs})
+        return _json({"tabs": await self.sites.tabs(tabs)})
 
     async def _tool_open_tab(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
         tab = await self._browser().aopen(_string(arguments, "url"))
@@ -669,6 +678,8 @@ def _origin(url: str) -> str:
 
 
 def _tab_summary(tab: Tab, names: _PageNames) -> dict[str, Any]:
+    if not shows(tab.browser, tab.url):  # it ended on a site the client may not read (a redirect, going back)
+        return {"tab": tab.id, "site": NOT_GRANTED}
     tools = [names.name(key) for key in list(tab._tools.infos)] if names.tab_id == tab.id else []
     return {"tab": tab.id, "title": tab.title, "url": tab.url, "page_tools": tools}
 
