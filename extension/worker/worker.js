@@ -12,7 +12,9 @@ import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tab
 import { callTool, cancelCall, failCallsOf, handleResult } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { checkUserScripts, restoreSkills, skillHandlers, skillsState, skillToolVisible, wireSkills } from './skills.js';
-import { addEvents, attachPanel, relayChanged, setClients, setSessions, skillsChanged, tabChanged, tabClosed } from './panel-hub.js';
+import {
+  addEvents, attachPanel, relayChanged, setClients, setGrants, setSessions, skillsChanged, tabChanged, tabClosed,
+} from './panel-hub.js';
 
 const PANEL = 'webmcp-nb-panel';
 
@@ -37,6 +39,9 @@ configure(
     [Method.RELAY_CLIENTS]: ({ count }) => setClients(Number(count) || 0),
     [Method.TOOL_CANCEL]: cancelCall,
     [Method.SESSIONS_UPDATED]: ({ sessions }) => setSessions(Array.isArray(sessions) ? sessions : []),
+    [Method.GRANTS_UPDATED]: (state) => setGrants(state),
+    // An ask, answer, refusal or change of a site's grant, made by the relay: the panels' log and cards.
+    [Method.GRANT_EVENT]: ({ event }) => event && typeof event === 'object' && String(event.kind).startsWith('grant.') && addEvents([event]),
   },
   {
     async opened() {
@@ -59,6 +64,7 @@ configure(
       tellEndpoints({ type: 'relay', connected: false });
       setClients(0);
       setSessions([]);
+      setGrants(null);
     },
     tick: () => checkUserScripts(),
     stateChanged: relayChanged,

@@ -1,7 +1,7 @@
 """The notebook panel: status and tab picker, tools inspector (schema form, Call, result), chat, skills, the
-live operation log and confirmation cards — all fed by the browser's event stream, the same stream the
-extension's side panel renders. Updates arrive from the library's loop thread; no cell ever waits for a click.
-Every button has a programmatic twin: ``panel.tools.call_button.click()``.
+live operation log, confirmation and asking cards, the sites granted — all fed by the browser's event stream, the
+same stream the extension's side panel renders. Updates arrive from the library's loop thread; no cell ever waits
+for a click. Every button has a programmatic twin: ``panel.tools.call_button.click()``.
 
 Widths follow the output area (JupyterLab and Notebook 7, wide or narrow): widgets stretch (``width: auto``)
 instead of taking 100 % plus ipywidgets' margins, and rows wrap. Every empty state says what to do next."""
@@ -25,6 +25,7 @@ from ..core.describe import line as plain_line
 from ..core.display import clip, escape, visible
 from ..core.events import Event, EventStream, acting_as
 from .form import SchemaForm
+from .grants import GrantCard, SitesView
 from .sessions import SessionsView
 
 if TYPE_CHECKING:
@@ -551,10 +552,13 @@ class Panel(W.VBox):
         self.confirmations = W.VBox(layout=_fill())
         self.cards: dict[str, ConfirmationCard] = {}
         self.sessions = SessionsView(browser)
+        self.sites = SitesView(browser)
+        self.grant_cards: dict[str, GrantCard] = {}
+        """Asks for a site's grant, by id (answered here or in the side panel: the first answer wins)."""
         self.sections = W.Tab(
-            children=[self.tools, self.chat, self.skills, self.operations, self.sessions], layout=_fill()
+            children=[self.tools, self.chat, self.skills, self.operations, self.sessions, self.sites], layout=_fill()
         )
-        for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions"]):
+        for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions", "Sites"]):
             self.sections.set_title(i, title)
         super().__init__([self.status, self.confirmations, self.sections], layout=_fill())
         self.refresh()
@@ -578,6 +582,13 @@ class Panel(W.VBox):
             self.confirmations.children = (*self.confirmations.children, card)
         elif event.kind == "confirmation.answered" and event.data.get("id") in self.cards:
             self.cards[event.data["id"]].resolved(event)
+        elif event.kind == "grant.asked":
+            ask = self.grant_cards[str(event.data.get("id"))] = GrantCard(self.browser, event)
+            self.confirmations.children = (*self.confirmations.children, ask)
+        elif event.kind in ("grant.answered", "grant.refused") and str(event.data.get("id")) in self.grant_cards:
+            self.grant_cards[str(event.data.get("id"))].resolved(event)
+        elif event.kind == "grant.changed":
+            self.sites.refresh()
         if event.kind in ("tools.changed", "navigation", "skill.injected", "skill.failed", "skills.changed"):
             self.refresh()
 
