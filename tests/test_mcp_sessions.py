@@ -100,6 +100,7 @@ def focus_and_close_from_the_notebook(notebook: wm.Browser, tab_id: int) -> None
 
 
 def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: Any, tmp_path: Path) -> None:
+    wm.grants.allow(server.url(""), "act")  # the daemon holds MCP clients to the user's grants: the test pages' site
     notebook = wm.connect(daemon.port, timeout=40)
     mcp_events: list[wm.events.Event] = []
     notebook.events.subscribe(lambda e: mcp_events.append(e) if e.data.get("origin") == "mcp" else None)

@@ -5,6 +5,10 @@ selected and called, a chat turn with a confirmation card, skills and the log; e
 report; the extension's side panel and its chat — and each is rendered in Chromium: no payload runs, none
 becomes an element or an attribute, none reaches the model outside its data block, and no text reads backwards.
 
+The lab's browser enforces the user's per-site grants (``launch(grants=True)``), so asks for a site, made by an
+MCP client named with the page's payloads for one of its tools, are shown as asking cards in both panels, and its
+grants in their Sites lists.
+
 The lists are found by introspection: a new widget class in ``webmcp_nb.views`` or a new class with a rich
 repr anywhere in ``webmcp_nb`` fails these tests until they show it too."""
 
@@ -139,11 +143,23 @@ def violations(seen: dict[str, Any], what: str) -> list[str]:
 @pytest.fixture(scope="module")
 def lab(server: Any) -> Iterator[Lab]:
     with (
-        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        wm.launch(args=["--remote-debugging-port=0"], grants=True) as browser,
         playwright_context(browser.process.profile_dir) as seen,
     ):
         tab = browser.open(server.url("t/untrusted.html"))
-        yield Lab(browser, seen, tab, tab.call("payloads").value)
+        try:
+            yield Lab(browser, seen, tab, tab.call("payloads").value)
+        finally:
+            wm.grants.revoke(tab.url)  # what the run granted, in the suite's home
+
+
+def hostile_ask(lab: Lab, url: str | None = None) -> Any:
+    """An ask made by an MCP client whose name, and the tool it asks for, are the page's payloads (on the lab's
+    tab, or on ``url``'s site); its future gives the relay's answer."""
+    params: dict[str, Any] = {"need": "act", "who": {"kind": "mcp", "name": lab.everything}, "action": "call"}
+    params |= {"tool": lab.payloads[0], "risk": "high", "timeoutMs": 60_000}
+    params |= {"url": url} if url is not None else {"tabId": lab.tab.id}
+    return _loop.submit(lab.browser._check_grant(params, 70))
 
 
 @pytest.fixture(scope="module")
@@ -228,6 +244,13 @@ def run(lab: Lab, server: Any, hostile_session: str) -> Iterator[Run]:
         agent = wm.Agent(tab, provider="any", base_url=model.base_url, api_key="k", model="scripted")
         out = Run(wm.panel(tab, agent=agent))
         panel = out.panel
+        out.snapshot()
+        asked = hostile_ask(lab)  # the site was never granted: both panels show the ask
+        ask = eventually(lambda: list(panel.grant_cards.values()))[0]
+        out.snapshot()
+        ask.buttons["act"].click()  # granted: the Sites tab lists it, and the agent below may act
+        assert asked.result(timeout=30)["answer"] == "act"
+        eventually(lambda: panel.sites.revoke_buttons, 10, "the Sites tab to list the grant")
         out.snapshot()
         for name in [n for _, n in panel.tools.list.options]:
             panel.tools.select(name)
@@ -376,7 +399,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
     shown += mcp_views
     report = run.session.report()
-    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report]
+    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report, wm.grants]
     shown += run.injections  # one with the page's reason for refusing the skill
     eval_views, eval_report = evals_views(lab, tmp_path)
     shown += eval_views
@@ -508,6 +531,14 @@ def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_se
         check_panel(page, f"side panel, {name} called")
     for shown in ("#tab-title", "#tool-description"):  # the last tool's description (transfer) has one too
         assert "<U+202E>" in page.locator(shown).inner_text(), shown
+
+    asked = hostile_ask(lab, "http://localhost:9/")  # a site never granted: an asking card, answered once here
+    card = page.locator("#confirmations .card.grant:not(.resolved)")
+    expect(card).to_contain_text(p[0], timeout=TIMEOUT)
+    expect(page.locator("#grants li")).to_have_count(1)  # the lab's site, granted in the notebook panel
+    check_panel(page, "side panel, an asking card and the Sites list")
+    card.locator("button.grant-once").click()
+    assert asked.result(timeout=30)["answer"] == "once"
 
     script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"Done. {p[0]}")]
     with ScriptedServer(script) as model:
