@@ -1,17 +1,20 @@
 """Makes the docs' screenshots in real browsers: both views of one session, and a session's report.
 
 - ``sidepanel.png``: the extension's side panel after a call by hand;
+- ``sidepanel-grant.png``: the side panel asking whether an MCP client may act on a site never granted, with the
+  Sites list below (a browser launched with ``grants=True`` and a throwaway home, so nothing of yours is read);
 - ``notebook-panel.png``, ``notebook-panel-log.png``, ``notebook-panel-empty.png``, ``notebook-panel-narrow.png``:
   the notebook panel in JupyterLab after a Call, its log after an agent run and 30+ events, a tab without tools,
   and a narrow output area;
 - ``report-summary.png``, ``report-timeline.png``: a recorded agent run's report (with a refused call and a denied
   confirmation), opened with scripts disabled.
 
-.venv/bin/python docs/screenshots.py [sidepanel] [notebook] [report]     (all three by default)
+.venv/bin/python docs/screenshots.py [sidepanel] [grants] [notebook] [report]     (all by default)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -82,6 +85,34 @@ def side_panel() -> None:
             cdp.close()
 
 
+def asking_card() -> None:
+    os.environ["WEBMCP_NB_HOME"] = tempfile.mkdtemp()  # a throwaway home: your own grants are not shown or changed
+    from webmcp_nb.core import _loop
+
+    with wm.serve_demo() as server, wm.launch(args=["--remote-debugging-port=0"], grants=True) as browser:
+        wm.grants.allow("https://mail.example", "read", by="side panel")
+        wm.grants.allow("https://shop.example", "act", by="cli")
+        tab = browser.open(server.url("flights/"))
+        port = (browser.process.profile_dir / "DevToolsActivePort").read_text().split()[0]
+        with sync_playwright() as p:
+            cdp = p.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+            page = cdp.contexts[0].new_page()
+            page.set_viewport_size({"width": 400, "height": 760})
+            page.goto(f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html?tab={tab.id}")
+            page.locator("#grants li").first.wait_for()
+            who = {"kind": "mcp", "name": "Claude Desktop"}
+            ask = {"need": "act", "who": who, "action": "call", "tool": "searchFlights", "risk": "medium"}
+            asked = _loop.submit(browser._check_grant({**ask, "tabId": tab.id, "timeoutMs": 60_000}, 70))
+            page.locator("#confirmations .card.grant").wait_for()
+            for section in ("tools-section", "chat-section"):  # folded: the card and the Sites list in one view
+                page.locator(f"#{section} > summary").click()
+            time.sleep(0.5)
+            page.screenshot(path=str(DOCS / "sidepanel-grant.png"))
+            page.locator("#confirmations .card.grant button.grant-once").click()
+            asked.result(timeout=30)
+            cdp.close()
+
+
 def notebook_panel() -> None:
     cells = (PANEL_CELL, ACTIVITY_CELL, EMPTY_CELL)
     with panel_in_jupyterlab(Path(tempfile.mkdtemp()), width=1200, cells=cells) as page:
@@ -144,7 +175,7 @@ def report() -> None:
         chromium.close()
 
 
-MAKERS = {"sidepanel": side_panel, "notebook": notebook_panel, "report": report}
+MAKERS = {"sidepanel": side_panel, "grants": asking_card, "notebook": notebook_panel, "report": report}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or list(MAKERS):

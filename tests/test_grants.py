@@ -114,6 +114,14 @@ def test_a_link_is_refused_and_nothing_is_written_through_it(tmp_path: Path) -> 
     assert store.path.is_symlink() and json.loads(target.read_text())["grants"][BANK]["by"] == "x"
 
 
+def test_a_pipe_is_refused_without_blocking(tmp_path: Path) -> None:
+    store = GrantStore(tmp_path / "grants.json")
+    os.mkfifo(store.path)  # opening a pipe to read would wait for a writer forever
+    assert "not a regular file" in (store.snapshot().problem or "") and store.level(BANK) == "ask"
+    with pytest.raises(GrantFileError, match="not a regular file"):
+        store.allow(BANK, "act")
+
+
 def test_a_file_of_another_user_is_refused(tmp_path: Path) -> None:
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         pytest.skip("giving the file to another user needs root")

@@ -119,6 +119,12 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
                 injected = await client.call_tool("inject_skill", {"name": "dom"})
                 assert not injected.is_error, texts(injected)
 
+                # the user takes the bound tab to the bank: the client may do nothing more there
+                await anyio.to_thread.run_sync(mine_tab.navigate, theirs)
+                assert not [t for t in (await client.list_tools()).tools if t.name.startswith("page_")]
+                denied(await client.call_tool("reload", {}), "chose never")
+                await anyio.to_thread.run_sync(mine_tab.navigate, mine)
+
                 # the user revokes the grant mid-session: the next call asks again, the page tools are gone
                 await anyio.to_thread.run_sync(wm.grants.revoke, mine)
                 denied(await client.call_tool("list_page_tools", {}), "nobody answered")
@@ -136,12 +142,13 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
         with open(tmp_path / "server.log", "w") as errlog:
             anyio.run(hostile, errlog)
         assert not bank_tab.closed and bank_tab.call("readNote").value == {"note": ""}  # untouched
-        assert mine_tab.call("readNote").value == {"note": "once"}  # only the call the user allowed ran
+        called = [e.data for e in notebook.events.events if e.kind == "tool.called" and e.data["origin"] == "mcp"]
+        assert [(c["tool"], c["arguments"]) for c in called] == [("readNote", {}), ("setNote", {"text": "once"})]
         seen = kinds(notebook, "hostile-desktop")
         assert seen.count("grant.asked") == 7 and seen.count("grant.answered") == 2  # never (open), once (setNote)
-        assert seen.count("grant.refused") == 5 + 3  # 5 asks nobody answered, 3 refused at once (never)
+        assert seen.count("grant.refused") == 5 + 4  # 5 asks nobody answered, 4 refused at once (never)
         refused = [e for e in notebook.events.events if e.kind == "grant.refused" and e.data.get("why") == "never"]
-        assert sorted(e.data["action"] for e in refused) == ["close tab", "navigate", "select tab"]
+        assert sorted(e.data["action"] for e in refused) == ["close tab", "navigate", "reload", "select tab"]
         assert wm.grants.level(theirs) == "none" and wm.grants.level(mine) == "ask"
         panel.close()
         notebook.close()

@@ -32,16 +32,15 @@ function grantItem(grant) {
     const reply = await request({ type: 'grantRevoke', origin: grant.origin });
     if (!reply.ok) message.textContent = visible(`${reply.error?.code}: ${reply.error?.message}`);
   };
-  const cls = grant.level === 'act' ? 'risk risk-medium' : grant.level === 'read' ? 'risk risk-low' : 'bad';
+  const cls = grant.level === 'act' ? 'grant-act' : grant.level === 'read' ? 'risk-low' : 'bad';
   return el(
     'li',
     { dataset: { site: String(grant.origin), level: String(grant.level) } },
     el('div', { class: 'skill-head' },
       el('span', { class: 'name site', text: String(grant.origin) }),
-      badge(String(grant.level), cls, GRANT_LEVELS[grant.level] ?? '')),
-    el('div', { class: 'muted small', text: `since ${clock(grant.since)}${grant.by ? `, by ${grant.by}` : ''}` }),
-    el('div', { class: 'row' },
+      badge(String(grant.level), cls, GRANT_LEVELS[grant.level] ?? ''),
       el('button', { type: 'button', class: 'grant-revoke', text: 'Revoke', title: 'Forget this grant: the site asks again', onclick: revoke })),
+    el('div', { class: 'muted small', text: `since ${clock(grant.since)}${grant.by ? `, by ${grant.by}` : ''}` }),
     message,
   );
 }
