@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from cdp import playwright_context
+from cdp import configure_chat, playwright_context
 from conftest import PAGES
 from eventually import eventually
 from mcp import Client
@@ -38,7 +38,6 @@ pytestmark = [pytest.mark.browser]
 
 TIMEOUT = 20_000  # ms, for every wait on the side panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 MARKER = "inbox-of-the-user"
 ASK_TIMEOUT = 2.0  # the hostile client's asks: nobody answers most of them
 
@@ -154,18 +153,6 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
         notebook.close()
     finally:
         chromium.close()
-
-
-def configure_chat(context: Any, base_url: str) -> None:
-    """The side panel chat's endpoint, set on the options page as a user does."""
-    page = context.new_page()
-    page.goto(OPTIONS)
-    page.fill("#sidecar-base-url", base_url)
-    page.fill("#sidecar-model", "scripted")
-    page.fill("#sidecar-api-key", "")
-    page.click("#sidecar-save")
-    expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=TIMEOUT)
-    page.close()
 
 
 def test_asks_are_answered_in_the_side_panel_and_the_notebook_panel_and_revoked_in_the_sites_list(

@@ -28,7 +28,7 @@ from typing import Any
 
 import ipywidgets as W
 import pytest
-from cdp import playwright_context
+from cdp import configure_chat, playwright_context
 from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
@@ -49,7 +49,6 @@ expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the side panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 BLOCK = {tag: re.compile(rf"<\s*/?\s*{tag}", re.I) for tag in ("tool_result", "page_context")}
@@ -501,17 +500,6 @@ def check_panel(page: Any, what: str) -> None:
     assert not bad, "\n".join(bad)
 
 
-def configure_chat(lab: Lab, base_url: str) -> None:
-    page = lab.context.new_page()
-    page.goto(OPTIONS)
-    page.fill("#sidecar-base-url", base_url)
-    page.fill("#sidecar-model", "scripted")
-    page.fill("#sidecar-api-key", "")
-    page.click("#sidecar-save")
-    expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=TIMEOUT)
-    page.close()
-
-
 def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_session: str) -> None:
     p = lab.payloads
     page = open_panel(lab)
@@ -542,7 +530,7 @@ def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_se
 
     script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"Done. {p[0]}")]
     with ScriptedServer(script) as model:
-        configure_chat(lab, model.base_url)
+        configure_chat(lab.context, model.base_url)
         page.fill("#chat-input", f"Do it. {lab.everything}")
         page.click("#chat-send")
         card = page.locator('#confirmations .card[data-origin="chat"]:not(.resolved)')
