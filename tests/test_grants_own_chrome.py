@@ -268,3 +268,32 @@ def test_a_browser_the_library_launched_is_exempt(polyfill_browser: wm.Browser, 
         assert not [e for e in polyfill_browser.events.since(mark) if e.kind.startswith("grant.")]  # nothing asked
     finally:
         tab.close()
+
+
+def test_the_side_panels_chat_starts_the_relay_that_keeps_the_grants(account: Home, bank: DemoServer) -> None:  # noqa: F811
+    theirs = bank.url("t/risk.html")
+    account.pair()
+    chromium = account.chromium(theirs, args=["--remote-debugging-port=0"])
+    try:
+        assert account.daemon_pid() is None  # no notebook, no relay: the side panel on its own
+        with (
+            playwright_context(chromium.profile_dir) as seen,
+            ScriptedServer([call("readNote"), say("Empty.")]) as model,
+        ):
+            configure_chat(seen, model.base_url)
+            page = seen.new_page()
+            page.goto(PANEL)
+            find = "async (url) => (await chrome.tabs.query({})).find((t) => t.url === url)?.id"
+            tab_id = eventually(lambda: page.evaluate(find, theirs), 20, "the page's tab")
+            page.goto(f"{PANEL}?tab={tab_id}")
+            expect(page.locator('#tools li[data-tool="readNote"]')).to_be_visible(timeout=TIMEOUT)
+            page.fill("#chat-input", "What does the note say?")
+            page.click("#chat-send")  # its first check needs the relay: the native host starts the daemon
+            card = page.locator("#confirmations .card.grant:not(.resolved)")
+            expect(card).to_contain_text("side panel chat scripted", timeout=TIMEOUT)
+            assert account.daemon_pid() is not None
+            expect(page.locator("#relay-state")).to_have_attribute("data-ok", "true")
+            card.locator("button.grant-once").click()
+            expect(page.locator("#chat-transcript .message.assistant").last).to_contain_text("Empty.", timeout=TIMEOUT)
+    finally:
+        chromium.close()

@@ -6,7 +6,7 @@
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from '../shared/protocol.js';
-import { connectionState, isConnected, notify, request } from './relay.js';
+import { connectionState, isConnected, notify, request, wakeRelay } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
@@ -19,8 +19,8 @@ let clients = 0;
 let sessions = []; // the relay's MCP sessions (sessions.updated), as it sent them
 let grants = null; // the per-site grants as the relay last sent them (grants.updated); null while it is away
 
-const NO_RELAY = 'Site grants are kept by the webmcp-nb relay, which is not connected: start it (`webmcp-nb relay`, '
-  + 'or wm.connect() in a notebook), then ask again.';
+const NO_RELAY = 'Site grants are kept by the webmcp-nb relay, which is not connected and could not be started '
+  + 'from here: run `webmcp-nb relay` (or wm.connect() in a notebook), then ask again.';
 
 function broadcast(message) {
   for (const port of panels) port.postMessage(message);
@@ -89,7 +89,7 @@ const failure = (error) => ({ ok: false, error: { code: error.code ?? 'INTERNAL'
 // granted). A browser whose relay does not enforce grants (launched by webmcp-nb) needs no round trip.
 async function checkGrant({ tabId, need, model, action, tool, risk, held, timeoutMs }) {
   if (grants?.enforced === false) return { ok: true, level: 'exempt' };
-  if (!isConnected()) return { ok: false, error: { code: 'PERMISSION_DENIED', message: NO_RELAY } };
+  if (!isConnected() && !(await wakeRelay())) return { ok: false, error: { code: 'PERMISSION_DENIED', message: NO_RELAY } };
   const params = { tabId, need, who: { kind: 'sidepanel', name: String(model ?? 'the chat') }, action, timeoutMs };
   for (const [key, value] of Object.entries({ tool, risk, held })) if (value) params[key] = value;
   try {

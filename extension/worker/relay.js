@@ -6,7 +6,7 @@
 // chrome.storage.session for the options page and the side panel.
 import { DEFAULT_PORT, ErrorCode, Method } from '../shared/protocol.js';
 import { AuthError, authenticate } from './auth.js';
-import { pair, pairingPaused, storedPairing } from './pairing.js';
+import { pair, pairingPaused, startRelay, storedPairing } from './pairing.js';
 
 const KEEPALIVE_MS = 20_000;
 const AUTH_TIMEOUT_MS = 5_000;
@@ -137,6 +137,24 @@ export function connect() {
     else retryLater();
   })().catch(() => retryLater());
   return connecting;
+}
+
+// The relay, for a side panel that needs it now (it keeps the site grants): in the user's own Chrome the native
+// host starts the daemon when nothing listens on its port (at most every 30 s), and this dials at once; resolves
+// to whether the relay is connected within `timeoutMs`.
+const WAKE_INTERVAL_MS = 30_000;
+let lastWake = 0;
+export async function wakeRelay(timeoutMs = 10_000) {
+  if (ready) return true;
+  const current = settings ?? await loadSettings();
+  if (current.source === 'pairing' && current.secret && Date.now() - lastWake > WAKE_INTERVAL_MS) {
+    lastWake = Date.now();
+    await startRelay(Number(new URL(current.relayUrl).port) || DEFAULT_PORT);
+  }
+  reconnect();
+  const until = Date.now() + timeoutMs;
+  while (!ready && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+  return ready;
 }
 
 // Drop the connection and dial again at once (the pairing or the port changed).
