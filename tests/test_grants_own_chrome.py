@@ -249,6 +249,8 @@ def test_asks_are_answered_in_the_side_panel_and_the_notebook_panel_and_revoked_
             assert chat and chat[0].data["who"] == "scripted" and chat[0].data["need"] == "read"
             for kind in ("grant.asked", "grant.answered", "grant.changed"):
                 expect(page.locator(f'#log li[data-kind="{kind}"]').first).to_be_visible()
+            lines = notebook.operations.recent(100)  # the notebook panel's log says the same
+            assert any(f"grant.refused {site}: not granted to agent any:m (read the page)" in line for line in lines)
             assert not errors
         notebook.close()
         browser.close()

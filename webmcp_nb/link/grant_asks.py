@@ -12,6 +12,7 @@ not enforce grants (``launch()``'s, unless asked to) answers every check at once
 from __future__ import annotations
 
 import asyncio
+import math
 import secrets
 import time
 from collections.abc import Callable
@@ -139,7 +140,8 @@ class GrantAsks:
         }
         held = params.get("held") if params.get("held") in NEEDS else None
         timeout = params.get("timeoutMs", ASK_TIMEOUT * 1000)
-        if need not in NEEDS or not isinstance(timeout, int | float) or isinstance(timeout, bool):
+        numeric = isinstance(timeout, int | float) and not isinstance(timeout, bool) and math.isfinite(timeout)
+        if need not in NEEDS or not numeric:
             reply(None, (ErrorCode.BAD_REQUEST, "grants.check needs need ('read' or 'act') and a numeric timeoutMs"))
             return
         if not self.enforce:
