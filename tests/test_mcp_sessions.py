@@ -24,6 +24,7 @@ from mcp_peers import webmcp_nb_mcp
 
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess
+from webmcp_nb.core.events import Event
 from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.link.home import read_secret
 from webmcp_nb.link.protocol import EXTENSION_ID
@@ -101,7 +102,7 @@ def focus_and_close_from_the_notebook(notebook: wm.Browser, tab_id: int) -> None
 
 def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: Any, tmp_path: Path) -> None:
     notebook = wm.connect(daemon.port, timeout=40)
-    mcp_events: list[wm.events.Event] = []
+    mcp_events: list[Event] = []
     notebook.events.subscribe(lambda e: mcp_events.append(e) if e.data.get("origin") == "mcp" else None)
 
     async def run(errlog: Any) -> None:
