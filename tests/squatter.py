@@ -3,7 +3,8 @@
 ``squatter.py listen PORT SECONDS`` holds the relay's port before the daemon: it completes any WebSocket
 handshake, answers ``auth.hello`` with a challenge whose proof is made up, and prints every message it
 receives as a JSON line, for the test to inspect; ``squatter.py listen PORT SECONDS big`` answers
-``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out.
+``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out;
+``squatter.py listen PORT SECONDS mute`` answers nothing at all after the handshake, not even a closing one.
 ``squatter.py browser PORT`` poses as the extension (forged ``Origin``) to the real relay: it sends
 ``auth.hello`` and a made-up proof, and prints what it gets.
 """
@@ -90,7 +91,7 @@ def send_big(conn, peer):
     out({"peer": peer, "big": sent})
 
 
-def serve_one(conn, peer, big):
+def serve_one(conn, peer, mode):
     try:
         request = read_http(conn)
         out({"peer": peer, "http": request.splitlines()[0], "headers": request})
@@ -107,6 +108,8 @@ def serve_one(conn, peer, big):
             opcode, data = read_frame(conn)
             if opcode == 8:
                 out({"peer": peer, "closed": True})
+                if mode == "mute":  # no closing handshake: the client must not wait for one
+                    continue
                 return
             if opcode != 1:
                 continue
@@ -116,7 +119,9 @@ def serve_one(conn, peer, big):
                 message = json.loads(text)
             except ValueError:
                 continue
-            if message.get("method") == "auth.hello" and big:
+            if mode == "mute":
+                continue
+            if message.get("method") == "auth.hello" and mode == "big":
                 send_big(conn, peer)
             elif message.get("method") == "auth.hello":
                 fake = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
@@ -127,7 +132,7 @@ def serve_one(conn, peer, big):
         conn.close()
 
 
-def listen(port, seconds, big=False):
+def listen(port, seconds, mode=""):
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
@@ -142,7 +147,7 @@ def listen(port, seconds, big=False):
         except TimeoutError:
             continue
         peer += 1
-        threading.Thread(target=serve_one, args=(conn, peer, big), daemon=True).start()
+        threading.Thread(target=serve_one, args=(conn, peer, mode), daemon=True).start()
     out({"done": True})
 
 
@@ -177,6 +182,6 @@ def pose_as_browser(port):
 
 if __name__ == "__main__":
     if sys.argv[1] == "listen":
-        listen(int(sys.argv[2]), float(sys.argv[3]), big=sys.argv[4:] == ["big"])
+        listen(int(sys.argv[2]), float(sys.argv[3]), mode=sys.argv[4] if len(sys.argv) > 4 else "")
     else:
         pose_as_browser(int(sys.argv[2]))

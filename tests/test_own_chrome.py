@@ -312,6 +312,28 @@ def test_a_port_held_by_another_program_fails_fast_and_doctor_names_it(account: 
     assert second.returncode == 1 and f"already running there (pid {account.daemon_pid()})" in second.stderr
 
 
+@pytest.mark.timeout(60)  # a hang guard; the figure is printed, not asserted
+def test_a_listener_that_goes_mute_after_the_handshake_is_hung_up_on(account: Home):
+    mute = subprocess.Popen(
+        [sys.executable, str(SQUATTER), "listen", str(account.port), "30", "mute"], stdout=subprocess.PIPE, text=True
+    )
+    assert mute.stdout is not None
+    assert json.loads(mute.stdout.readline())["listening"] == account.port
+    try:
+        started = time.monotonic()
+        with pytest.raises(wm.PortInUseError) as info:
+            wm.connect(account.port, timeout=30)
+        print(f"a mute listener refused in {time.monotonic() - started:.2f} s: {info.value}")
+    finally:
+        mute.kill()
+    records = _records(mute)
+    message = str(info.value)
+    assert f"port {account.port}" in message and "did not prove this account's pairing secret" in message
+    assert [json.loads(r["message"])["method"] for r in records if "message" in r] == ["auth.hello"]
+    # It never proved the secret: the client hung up without offering a closing handshake it would wait for.
+    assert {"peer": 1, "gone": True} in records and not [r for r in records if r.get("closed")], records
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(120)
 def test_a_call_with_the_relay_gone_fails_fast_with_the_next_step(account: Home, server):
