@@ -6,13 +6,16 @@ receives as a JSON line, for the test to inspect; ``squatter.py listen PORT SECO
 ``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out;
 ``squatter.py listen PORT SECONDS mute`` answers nothing at all after the handshake, not even a closing one.
 ``squatter.py browser PORT`` poses as the extension (forged ``Origin``) to the real relay: it sends
-``auth.hello`` and a made-up proof, and prints what it gets.
+``auth.hello`` and a made-up proof, and prints what it gets. ``squatter.py fill PORT SECONDS`` tries to keep the
+relay's 16 pre-authentication places taken: it opens client sockets that complete the handshake and say nothing,
+opening another as each is closed, and prints the status line of every handshake.
 """
 
 import base64
 import hashlib
 import json
 import os
+import select
 import socket
 import struct
 import sys
@@ -180,8 +183,43 @@ def pose_as_browser(port):
         out({"gone": True})
 
 
+def fill(port, seconds, places=16):
+    out({"filling": port, "uid": os.getuid()})
+    held = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if held:  # a socket the relay closed (its time limit) frees a place: take it again
+            readable, _, _ = select.select(held, [], [], 0)
+            for sock in readable:
+                held.remove(sock)
+                sock.close()
+        if len(held) >= places:
+            time.sleep(0.05)
+            continue
+        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        key = base64.b64encode(os.urandom(16)).decode()
+        sock.sendall(
+            (
+                f"GET /client HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            ).encode()
+        )
+        try:
+            status = read_http(sock).splitlines()[0]
+        except (EOFError, OSError) as exc:
+            status = f"gone: {exc!r}"
+        out({"status": status})
+        if status.startswith("HTTP/1.1 101"):
+            held.append(sock)
+        else:
+            sock.close()
+            time.sleep(0.05)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "listen":
         listen(int(sys.argv[2]), float(sys.argv[3]), mode=sys.argv[4] if len(sys.argv) > 4 else "")
+    elif sys.argv[1] == "fill":
+        fill(int(sys.argv[2]), float(sys.argv[3]))
     else:
         pose_as_browser(int(sys.argv[2]))

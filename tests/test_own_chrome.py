@@ -27,10 +27,12 @@ from eventually import eventually
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess, extension_path
 from webmcp_nb.browser.skills import Skill
+from webmcp_nb.core import _loop
 from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.link.home import read_secret
 from webmcp_nb.link.protocol import EXTENSION_ID
-from webmcp_nb.own_chrome.connect import start_daemon
+from webmcp_nb.link.relay import MAX_UNAUTHENTICATED
+from webmcp_nb.own_chrome.connect import relay_status, start_daemon
 
 SEARCH = {**DEMO_SEARCH, "tripType": "one-way", "passengers": 1}
 NOBODY = 65534
@@ -240,16 +242,34 @@ def test_a_forged_browser_of_another_account_is_never_bound(account: Home):
     time.sleep(0.3)
     forged = _as_nobody("browser", str(account.port))
     records = _records(forged)
-    assert records[0]["http"].startswith("HTTP/1.1 101") and records[0]["uid"] == NOBODY
-    messages = [json.loads(r["message"]) for r in records if "message" in r]
-    assert [m["method"] for m in messages] == ["auth.challenge"]  # learnt a nonce, and was closed
-    assert records[-1] == {"closed": 1008}
+    assert records[0]["http"].startswith("HTTP/1.1 403") and records[0]["uid"] == NOBODY  # turned away at the door
+    assert not [r for r in records if "message" in r] and records[-1] == {"gone": True}  # not even a nonce
     with pytest.raises(wm.BrowserNotFoundError) as info:
         wm.connect(account.port, timeout=2)
-    assert "refused 1 browser connection" in str(info.value)
+    assert "turned away 1 connection(s) of other accounts on this machine: nobody (1)" in str(info.value)
     assert wm.browsers(account.port) == []
     lines = {c.name: c for c in wm.doctor(account.port).checks}
-    assert lines["relay: refused browsers"].status == "warn"
+    assert lines["relay: other accounts"].status == "warn" and "nobody (1)" in lines["relay: other accounts"].detail
+
+
+@pytest.mark.timeout(120)
+def test_another_account_cannot_keep_the_authentication_places_taken(account: Home):
+    start_daemon(account.port)
+    eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
+    filler = _as_nobody("fill", str(account.port), "30")  # holds every place it gets, re-taking each one freed
+    assert filler.stdout is not None
+    try:
+        assert json.loads(filler.stdout.readline()) == {"filling": account.port, "uid": NOBODY}
+        tries = [json.loads(filler.stdout.readline())["status"] for _ in range(MAX_UNAUTHENTICATED)]
+        # Every place would be taken now (for the relay's 5 s time limit, then again): this account's client.
+        status = _loop.run(relay_status(account.port))
+        tries.append(json.loads(filler.stdout.readline())["status"])  # (the filler was still at it)
+    finally:
+        filler.kill()
+        filler.communicate(timeout=30)
+    assert {t.split(" ", 2)[1] for t in tries} == {"403"}, tries  # no place taken: refused at the door
+    assert status is not None, "this account's client was refused: the relay was busy authenticating others"
+    assert status["authFailures"] == {} and status["otherAccounts"][str(NOBODY)] >= MAX_UNAUTHENTICATED, status
 
 
 # ----- a set-up that never hangs or misleads -----

@@ -24,7 +24,7 @@ from ..core._loop import blocking, on_loop
 from ..core.display import escape, visible
 from ..link.home import SECRET_FILE, home, relay_port
 from ..link.identity import EXTENSION_ID
-from ..link.listeners import find_holder
+from ..link.listeners import account_name, find_holder
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -216,7 +216,19 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             f"{failures['browser']} browser connection(s) did not prove the pairing secret",
             "if that was your Chrome, pair it again: `webmcp-nb pair`, then the extension's options page → Pair now",
         )
+    if others := _other_accounts(status):
+        d.add("relay: other accounts", "warn", f"turned away {others} before they could try the pairing secret")
     return status
+
+
+def _other_accounts(status: dict[str, Any] | None) -> str:
+    """The connections of other local accounts the relay turned away, in words (empty when none)."""
+    counts = (status or {}).get("otherAccounts") or {}
+    if not isinstance(counts, dict) or not counts:
+        return ""
+    who = ", ".join(f"{account_name(int(uid))} ({n})" for uid, n in counts.items() if str(uid).isdigit())
+    total = sum(n for n in counts.values() if isinstance(n, int))
+    return f"{total} connection(s) of other accounts on this machine: {who}"
 
 
 def _check_secret() -> Check:
@@ -386,6 +398,8 @@ def no_browser_advice(port: int, status: dict[str, Any] | None, waited: float) -
     extra = (
         f" The relay refused {refused} browser connection(s) that did not prove the pairing secret." if refused else ""
     )
+    if others := _other_accounts(status):
+        extra += f" It turned away {others}."
     return (
         f"No browser joined within {waited:g} s: {what}.{extra} Next: {no_browser_fix(running)}. "
         "`webmcp-nb doctor` checks everything."
