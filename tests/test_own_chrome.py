@@ -8,9 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -29,7 +31,7 @@ from webmcp_nb.browser.chromium import ChromiumProcess, extension_path
 from webmcp_nb.browser.skills import Skill
 from webmcp_nb.core import _loop
 from webmcp_nb.demo.run import DEMO_SEARCH
-from webmcp_nb.link.home import read_secret
+from webmcp_nb.link.home import UnsafeHomeError, read_secret
 from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.link.relay import MAX_UNAUTHENTICATED
 from webmcp_nb.own_chrome.connect import relay_status, start_daemon
@@ -56,10 +58,29 @@ class Home:
         self.port = _free_port()
         self.env = {**os.environ, "WEBMCP_NB_HOME": str(self.home), "XDG_CONFIG_HOME": str(self.config)}
 
-    def cli(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    def cli(self, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [sys.executable, "-m", "webmcp_nb", *args], env=self.env, capture_output=True, text=True, timeout=timeout
+            [sys.executable, "-m", "webmcp_nb", *args],
+            env={**self.env, **env},
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
+
+    def as_chrome(self, message: dict) -> dict:
+        """Run the launcher `pair` wrote as Chrome runs it for the extension: in Chrome's environment (no
+        WEBMCP_NB_*), with the extension's origin, one length-prefixed message in, one out."""
+        data = json.dumps(message).encode()
+        chrome = {k: v for k, v in os.environ.items() if not k.startswith("WEBMCP_NB_")}
+        out = subprocess.run(
+            [str(self.home / "native-host"), f"chrome-extension://{EXTENSION_ID}/"],
+            input=struct.pack("=I", len(data)) + data,
+            env=chrome,
+            capture_output=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout[4:])
 
     def pair(self) -> None:
         out = self.cli("pair", "--port", str(self.port))
@@ -163,6 +184,109 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
         browser.close()
     finally:
         chromium.close()
+
+
+@pytest.mark.timeout(120)
+def test_pair_and_doctor_for_a_folder_named_and_the_port_in_the_environment(account: Home, tmp_path: Path):
+    folder = tmp_path / "another browser"  # a user-data folder pair does not find by itself
+    paired = account.cli("pair", "--user-data-dir", str(folder), WEBMCP_NB_PORT=str(account.port))  # no --port
+    assert paired.returncode == 0, paired.stderr
+    reply = account.as_chrome({"type": "pair", "extensionVersion": wm.__version__})  # the extension pairs
+    assert reply["port"] == account.port and reply["secret"] == read_secret()
+    doctor = account.cli("doctor", "--user-data-dir", str(folder), WEBMCP_NB_PORT=str(account.port))
+    assert f"✓ host for {folder}: installed" in doctor.stdout, doctor.stdout
+    assert "not installed" not in doctor.stdout and re.search(r"· last pairing: \d+ s ago", doctor.stdout)
+    assert "✓ host launcher" in doctor.stdout
+
+
+@pytest.mark.timeout(120)
+def test_doctor_says_when_the_host_launcher_is_out_of_date(account: Home):
+    account.pair()
+    launcher = account.home / "native-host"
+    script = launcher.read_text()
+    assert "-m webmcp_nb.own_chrome.native_host" in script
+    launcher.write_text(script.replace("webmcp_nb.own_chrome.native_host", "webmcp_nb.native_host"))  # an old layout
+    line = {c.name: c for c in wm.doctor(account.port).checks}["host launcher"]
+    assert line.status == "fail" and "No module named webmcp_nb.native_host" in line.detail, line
+    assert "run `webmcp-nb pair" in line.fix and "again" in line.fix
+    account.pair()
+    assert {c.name: c for c in wm.doctor(account.port).checks}["host launcher"].status == "ok"
+
+
+# ----- a home only this account may change -----
+
+
+@pytest.mark.timeout(120)
+def test_a_home_another_account_could_change_is_refused(tmp_path: Path, monkeypatch):
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        pytest.skip("giving a folder to another account needs root; the suite is not root here")
+    squatted = tmp_path / "webmcp-nb"  # made first by another account, with a launcher of its own
+    squatted.mkdir(mode=0o755)
+    planted = squatted / "native-host"
+    planted.write_text("#!/bin/sh\n# theirs\n")
+    for path in (squatted, planted):
+        os.chown(path, NOBODY, NOBODY)
+    browser = tmp_path / "browser"
+    env = {**os.environ, "WEBMCP_NB_HOME": str(squatted)}
+    out = subprocess.run(
+        [sys.executable, "-m", "webmcp_nb", "pair", "--user-data-dir", str(browser)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1 and f"{squatted} belongs to another account (nobody)" in out.stderr, out
+    assert "set WEBMCP_NB_HOME to a folder of your own" in out.stderr
+    assert planted.read_text() == "#!/bin/sh\n# theirs\n" and not browser.exists()  # nothing written, no manifest
+
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(squatted))
+    with pytest.raises(UnsafeHomeError):
+        read_secret()
+    with pytest.raises(UnsafeHomeError):
+        wm.connect(_free_port(), timeout=5)
+    checks = wm.doctor().checks
+    assert checks[-1].name == "home" and checks[-1].status == "fail" and "nobody" in checks[-1].detail
+    assert not (squatted / "secret").exists()
+
+    loose = tmp_path / "loose"  # this account's, but anyone may write in it
+    loose.mkdir()
+    loose.chmod(0o777)
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(loose))
+    with pytest.raises(UnsafeHomeError) as info:
+        read_secret()
+    assert "writable by other accounts (mode 777)" in str(info.value) and f"chmod 700 {loose}" in info.value.fix
+
+    theirs = tmp_path / "theirs"  # a folder of ours inside another account's: it could swap ours
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, NOBODY, NOBODY)
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(theirs / "home"))
+    with pytest.raises(UnsafeHomeError) as info:
+        read_secret()
+    assert f"inside {theirs}, which belongs to nobody" in str(info.value)
+
+
+@pytest.mark.timeout(120)
+def test_nothing_is_written_through_a_symlink_in_the_home(account: Home, tmp_path: Path):
+    victim = tmp_path / "victim"
+    victim.write_text("untouched\n")
+    account.home.mkdir(mode=0o700)
+    links = ["native-host", "pairings.jsonl", f"relay-{account.port}.pid"]
+    for name in links:
+        (account.home / name).symlink_to(victim)
+    account.pair()  # the launcher
+    assert account.as_chrome({"type": "pair"})["port"] == account.port  # the pairing record
+    start_daemon(account.port)  # the daemon's pid file
+    eventually(lambda: account.daemon_pid() is not None, 20, "the daemon")
+    assert victim.read_text() == "untouched\n"
+    assert not [name for name in links if (account.home / name).is_symlink()]  # each replaced by a file of ours
+    os.kill(account.daemon_pid(), signal.SIGTERM)
+
+    (account.home / "relay.log").unlink()
+    (account.home / "relay.log").symlink_to(victim)
+    with pytest.raises(PermissionError) as info:
+        start_daemon(account.port)
+    assert "relay.log: cannot open it safely (it is a symlink, which is refused); delete it" in str(info.value)
+    assert victim.read_text() == "untouched\n"
 
 
 # ----- as another account attacks it -----

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import io
 import re
 import shlex
 import time
@@ -35,7 +36,7 @@ from ..core._loop import blocking, on_loop
 from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
 from ..core.errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from ..core.events import Event, EventStream
-from ..link.home import home
+from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
@@ -175,7 +176,7 @@ def _log_file(name: str) -> TextIO:
     folder = home() / "mcp"
     folder.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "server"
-    return open(folder / f"{safe}.log", "a", encoding="utf-8")
+    return io.TextIOWrapper(append_private(folder / f"{safe}.log"), encoding="utf-8")
 
 
 def _name_from(target: str | Sequence[str]) -> str:
