@@ -130,7 +130,7 @@ class MCPTool:
     __call__ = call
 
     def __repr__(self) -> str:
-        return f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>"
+        return visible(f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         body = (
@@ -157,7 +157,7 @@ class MCPToolMap(Mapping[str, MCPTool]):
         return len(self._server._tools)
 
     def __repr__(self) -> str:
-        return f"MCPToolMap({', '.join(self) or 'no tools'})"
+        return visible(f"MCPToolMap({', '.join(self) or 'no tools'})")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = dict(self)
@@ -169,7 +169,10 @@ class MCPToolMap(Mapping[str, MCPTool]):
         lines = [caption] + [
             f"  {t.name:<28} {risk_label(t.risk):<11} {clip(t.description, 70)}" for t in tools.values()
         ]
-        return {"text/plain": "\n".join(lines), "text/html": table(["name", "risk", "description"], rows, caption)}
+        return {
+            "text/plain": visible("\n".join(lines)),
+            "text/html": table(["name", "risk", "description"], rows, caption),
+        }
 
 
 def _log_file(name: str) -> TextIO:
@@ -391,7 +394,7 @@ class MCPServer:
         who = self.server_info.name if self.server_info else self.name
         head = f"MCP server {self.name} ({who}, {'protocol ' + self.protocol_version if self.connected else 'closed'})"
         return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 
