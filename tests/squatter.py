@@ -154,15 +154,23 @@ def listen(port, seconds, mode=""):
     out({"done": True})
 
 
-def pose_as_browser(port):
+def dial(port, path, origin=""):
+    """A socket to the relay on ``path`` that has sent a WebSocket upgrade request (with ``origin``, if any)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     key = base64.b64encode(os.urandom(16)).decode()
     sock.sendall(
         (
-            f"GET /browser HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: chrome-extension://{EXTENSION_ID}\r\n\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            + (f"Origin: {origin}\r\n" if origin else "")
+            + "\r\n"
         ).encode()
     )
+    return sock
+
+
+def pose_as_browser(port):
+    sock = dial(port, "/browser", f"chrome-extension://{EXTENSION_ID}")
     out({"http": read_http(sock).splitlines()[0], "uid": os.getuid()})
     nonce = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
     hello = {"method": "auth.hello", "params": {"role": "browser", "nonce": nonce, "version": 1}}
@@ -196,14 +204,7 @@ def fill(port, seconds, places=16):
         if len(held) >= places:
             time.sleep(0.05)
             continue
-        sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-        key = base64.b64encode(os.urandom(16)).decode()
-        sock.sendall(
-            (
-                f"GET /client HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-            ).encode()
-        )
+        sock = dial(port, "/client")
         try:
             status = read_http(sock).splitlines()[0]
         except (EOFError, OSError) as exc:
