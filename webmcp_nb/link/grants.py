@@ -18,7 +18,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from .home import home
+from .home import home, write_private
 
 __all__ = [
     "GRANTS_FILE",
@@ -200,15 +199,15 @@ class GrantStore:
 
     def snapshot(self) -> Snapshot:
         """The grants now; a file that cannot be trusted gives none, and says why. Never raises."""
-        path = self.path
         try:
+            path = self.path  # (an unsafe home is refused here: UnsafeHomeError)
             info = os.lstat(path)
             seen: tuple[Any, ...] = (str(path), info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
             seen += (info.st_mode, info.st_uid)
         except FileNotFoundError:
             seen = (str(path), None)
         except OSError as exc:
-            return Snapshot({}, f"{path}: {exc.strerror or exc}")
+            return Snapshot({}, f"{self._path or GRANTS_FILE}: {exc.strerror or exc}")
         if seen != self._seen:
             try:
                 self._snapshot = Snapshot(self.read())
@@ -349,23 +348,10 @@ def _parse(path: Path, raw: bytes) -> dict[str, Grant]:
 
 
 def _write(path: Path, grants: dict[str, Grant]) -> None:
-    """Write atomically: a private temporary file, then renamed over the old one (a rename replaces a link rather
-    than writing through it, and ``read`` has refused links already)."""
-    body = {
-        "version": 1,
-        "grants": {s: {k: v for k, v in g.as_dict().items() if k != "origin"} for s, g in grants.items()},
-    }
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".grants-")  # 0600 by construction
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(body, f, indent=1, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    """Write atomically: a new 0600 file renamed over the old one (a rename replaces a link rather than writing
+    through it, and ``read`` has refused links already)."""
+    entries = {site: {k: v for k, v in g.as_dict().items() if k != "origin"} for site, g in grants.items()}
+    write_private(path, json.dumps({"version": 1, "grants": entries}, indent=1, sort_keys=True) + "\n")
 
 
 grants = GrantStore()

@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 
-from ..link.home import home
+from ..link.home import append_private, home
 
 __all__ = ["start_daemon", "ensure_daemon", "DAEMON_IDLE_EXIT"]
 
@@ -18,8 +18,7 @@ DAEMON_IDLE_EXIT = 600.0
 
 def start_daemon(port: int, idle_exit: float = DAEMON_IDLE_EXIT) -> subprocess.Popen[bytes]:
     """Start ``webmcp-nb relay`` detached from this process, logging to ``<home>/relay.log``."""
-    log = open(home() / "relay.log", "ab")  # noqa: SIM115 - handed to the child
-    with log:
+    with append_private(home() / "relay.log") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "webmcp_nb", "relay", "--port", str(port), "--idle-exit", str(idle_exit)],
             stdin=subprocess.DEVNULL,
