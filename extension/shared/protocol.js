@@ -59,7 +59,10 @@ export const Method = Object.freeze({
   "SESSION_BIND": "session.bind",
   "SESSION_CLOSE": "session.close",
   "SESSIONS_UPDATED": "sessions.updated",
-  "SESSION_EVENTS": "session.events"
+  "SESSION_EVENTS": "session.events",
+  "BRIDGE_OPEN": "bridge.open",
+  "BRIDGE_SEND": "bridge.send",
+  "BRIDGE_EVENT": "bridge.event"
 });
 export const PANEL_EVENT_KINDS = Object.freeze([
   "tool.called",
@@ -91,11 +94,13 @@ export const LOG_FAMILIES = Object.freeze({
   "skill": "skills",
   "skills": "skills",
   "note": "notes",
-  "replay": "tool calls"
+  "replay": "tool calls",
+  "bridge": "agent"
 });
 export const LOG_PROBLEMS = Object.freeze([
   "agent.error",
   "agent.limit",
+  "bridge.problem",
   "browser.crashed",
   "evidence.failed",
   "replay.diverged",
@@ -115,5 +120,6 @@ export const ORIGINS = Object.freeze({
   "panel": "notebook panel",
   "agent": "agent",
   "sidepanel": "side panel",
-  "mcp": "MCP client"
+  "mcp": "MCP client",
+  "bridge": "chat bridge"
 });

@@ -94,6 +94,9 @@ class Method(str, Enum):
     SESSION_CLOSE = "session.close"  # client or browser (its side panel) → relay: end a session
     SESSIONS_UPDATED = "sessions.updated"  # relay → clients and browsers: every session, after any change
     SESSION_EVENTS = "session.events"  # relay → other clients: what a session's client did (its event stream)
+    BRIDGE_OPEN = "bridge.open"  # client → relay → browser: run the chat-site bridge in a tab (see webmcp_nb/bridge)
+    BRIDGE_SEND = "bridge.send"  # client → relay → browser: a message to a tab's bridge (relay → browser: close it)
+    BRIDGE_EVENT = "bridge.event"  # browser → relay → the client that opened the bridge: what its page side says
 
 
 class ToolInfo(BaseModel):
