@@ -214,6 +214,9 @@ def test_a_non_read_only_call_is_denied_at_its_card(chat: Chat, memory: Any) -> 
         mark = chat.browser.events.last_seq
         with wm.chat_bridge(tab, servers=[memory], site="demo-chat", session=False) as bridge:
             bridge.send("Remember my secret.")
+            eventually(lambda: bridge.pending, 30, "the card")
+            reach = "() => { const b = document.querySelector('webmcp-nb-bridge'); b.click(); return b.shadowRoot; }"
+            assert page.evaluate(reach) is None and bridge.pending  # the page can neither read nor press the card
             click_in_bar(page, "Don't run")
             assert bridge.wait_answer(timeout=60) == "Understood."
             assert [(c.tool, c.status) for c in bridge.calls] == [("memory_create_entities", "denied")]
@@ -306,6 +309,42 @@ def test_a_call_written_without_its_tags_is_offered_as_a_button(chat: Chat, cloc
         offered = kinds(chat.browser, mark, "bridge.offered")
         assert [e.data["tool"] for e in offered] == ["time_get_current_time"]
         assert '"timezone": "Asia/Kolkata"' in user_messages(model)[-1]
+    tab.close()
+
+
+def test_the_user_types_and_sends_and_results_wait_for_them_when_auto_send_is_off(chat: Chat, clock: Any) -> None:
+    with ScriptedServer([say(tool_call("time_get_current_time", timezone="UTC")), say("It is noon in UTC.")]) as model:
+        tab, page = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", auto_send=False, session=False) as bridge:
+            page.click("#composer .editor")
+            page.keyboard.type("What time is it?")
+            page.keyboard.press("Enter")  # the user's own Enter: the instructions join the message, then it goes
+            editor = page.locator("#composer .editor")
+            eventually(lambda: editor.inner_text().startswith('<tool_result tool="time_get_current_time"'), 60)
+            assert len(model.requests) == 1  # the result waits in the input for the user
+            page.click("#composer .editor")
+            page.keyboard.press("Enter")
+            assert bridge.wait_answer(timeout=60) == "It is noon in UTC."
+        first, second = user_messages(model)
+    assert first.startswith("What time is it?\n\n---\n[webmcp-nb: this chat can use tools")
+    assert second.startswith('<tool_result tool="time_get_current_time" status="ok" untrusted="true">')
+    assert "[webmcp-nb" not in second  # told once per conversation
+    tab.close()
+
+
+def test_calls_past_the_limit_are_refused_with_the_agents_words(chat: Chat, clock: Any) -> None:
+    script = [say(tool_call("time_get_current_time", timezone=zone)) for zone in ("UTC", "Asia/Tokyo")]
+    with ScriptedServer([*script, say("Enough.")]) as model:
+        tab, _ = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", max_tool_calls=1, session=False) as bridge:
+            bridge.send("Two times, please.")
+            assert bridge.wait_answer(timeout=60) == "Enough."
+            assert [c.status for c in bridge.calls] == ["ok", "refused"]
+        refused = user_messages(model)[-1]
+    assert refused == (
+        '<tool_result tool="time_get_current_time" status="error">\n'
+        f"{TEXTS['call_limit'].format(limit=1)}\n</tool_result>"
+    )
     tab.close()
 
 

@@ -165,7 +165,9 @@ def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
     """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, in ``wm.mcp.connect``'s
     objects: the server, its tool map, each tool, a result made of payloads."""
     command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("t/untrusted.html")]
-    with wm.mcp.connect(command, env=server_env(), name="hostile") as remote:
+    with pytest.warns(wm.ToolsOmittedWarning, match="cut \\(page_megabyte\\)"):  # the megabyte description
+        remote = wm.mcp.connect(command, env=server_env(), name="hostile")
+    with remote:
         result = remote.call("page_forgeBlock")
         yield [remote, remote.tools, *remote.tools.values(), result]
 

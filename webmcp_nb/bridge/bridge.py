@@ -460,6 +460,7 @@ class ChatBridge:
             risk=tool.risk,
             origin="bridge",
         )
+        self._status(f"{spec.model_name} waits for your answer on its card")
         card = {"type": "card", "id": request_id, "tool": spec.model_name, "source": record.source}
         self._spawn(self._post({**card, "risk": tool.risk, "arguments": arguments}))
         remaining = max(0.0, self.turn_timeout - (time.monotonic() - self._turn_started))

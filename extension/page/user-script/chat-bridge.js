@@ -56,7 +56,7 @@
     .card, .offer { background: #fff; border: 1px solid #d0d7de; border-left: 4px solid #9a6700; border-radius: 8px; padding: 6px 8px; box-shadow: 0 2px 8px #0002; }
     .card.risk-high { border-left-color: #cf222e; } .card.risk-low { border-left-color: #1a7f37; }
     .risk { font-weight: 600; } .risk-high .risk { color: #cf222e; } .risk-medium .risk { color: #9a6700; }
-    pre { margin: 4px 0; max-height: 140px; overflow: auto; background: #f6f8fa; padding: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
+    pre { margin: 4px 0; max-height: 200px; overflow: auto; background: #f6f8fa; padding: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
     .muted { color: #57606a; }
   `;
 

@@ -51,6 +51,8 @@ function bubble(role, text, streaming = false) {
   return node;
 }
 
+const follow = () => window.scrollTo(0, document.documentElement.scrollHeight); // the newest message in view
+
 function redraw() {
   messages.replaceChildren(...conversation.map((m) => bubble(m.role, m.content)));
 }
@@ -91,6 +93,7 @@ async function answer() {
       for (let i = 0; i < piece.length; i += CHARS_PER_UPDATE) {
         text += piece.slice(i, i + CHARS_PER_UPDATE);
         live.firstChild.innerHTML = markdown(text);
+        follow();
         await new Promise((done) => setTimeout(done, UPDATE_MS));
       }
     }
@@ -99,6 +102,7 @@ async function answer() {
   }
   conversation.push({ role: 'assistant', content: text });
   live.replaceWith(bubble('assistant', text)); // the streaming view gives way to the final one, as on chat sites
+  follow();
   answering = false;
   updateSend();
 }
@@ -108,6 +112,7 @@ function submit() {
   if (!text.trim() || answering) return;
   conversation.push({ role: 'user', content: text });
   messages.append(bubble('user', text));
+  follow();
   editor.replaceChildren();
   updateSend();
   answer();
