@@ -44,7 +44,7 @@ from ..core.agent_rules import (
     result_text,
 )
 from ..core.display import clip, escape, table, visible
-from ..core.errors import ConfigurationError, NotConnectedError, WebMCPError
+from ..core.errors import ConfigurationError, NotConnectedError, ToolNotFoundError, WebMCPError
 from ..core.events import Event, acting_as
 from ..link.protocol import Method
 from ..recording.session import Session
@@ -141,7 +141,6 @@ class ChatBridge:
         self._answers: list[str] = []
         self._answered = asyncio.Event()
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._page_tools: dict[int, Tab] = {}
         self._config_soon: asyncio.Handle | None = None
         self._unsubscribe: list[Callable[[], None]] = []
 
@@ -149,14 +148,12 @@ class ChatBridge:
 
     def _tools(self) -> list[Tool | MCPTool]:
         """Every bridged tool: each tab's page tools, each MCP server's tools."""
-        found: list[Tool | MCPTool] = []
-        self._page_tools = {}
-        for source in self.servers:
-            for tool in source.tools.values():
-                if isinstance(source, Tab):
-                    self._page_tools[id(tool)] = source
-                found.append(tool)
-        return found
+        return [tool for source in self.servers for tool in source.tools.values()]
+
+    def _tab_of(self, tool: Tool) -> Tab | None:
+        """The source tab that lists this very tool object now (``None``: the page let it go)."""
+        tabs = (source for source in self.servers if isinstance(source, Tab))
+        return next((tab for tab in tabs if any(t is tool for t in tab.tools.values())), None)
 
     @property
     def tools(self) -> dict[str, Tool | MCPTool]:
@@ -171,7 +168,7 @@ class ChatBridge:
     def _source(self, spec: ToolSpec) -> str:
         tool = spec.tool
         if isinstance(tool, Tool):
-            tab = self._page_tools.get(id(tool))
+            tab = self._tab_of(tool)
             return f"page tool of {tab.url if tab else tool.info.frame_url}"
         return f"MCP server {tool.server.name}"
 
@@ -357,7 +354,9 @@ class ChatBridge:
         untrusted = tool.annotations.get("untrustedContentHint") is True
         try:
             if isinstance(tool, Tool):
-                tab = self._page_tools[id(tool)]
+                tab = self._tab_of(tool)
+                if tab is None:
+                    raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
                 call = tab.acall(
                     tool.name, spec.page_arguments(arguments), frame=tool.frame_id, timeout=self.tool_timeout
                 )
