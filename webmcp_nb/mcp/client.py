@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import io
 import json
 import re
 import shlex
@@ -50,7 +51,7 @@ from ..core.errors import (
     WebMCPError,
 )
 from ..core.events import Event, EventStream
-from ..link.home import home
+from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
 from .stdio_bound import TOO_LARGE
 
@@ -154,7 +155,7 @@ class MCPTool:
     __call__ = call
 
     def __repr__(self) -> str:
-        return f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>"
+        return visible(f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         body = (
@@ -181,7 +182,7 @@ class MCPToolMap(Mapping[str, MCPTool]):
         return len(self._server._tools)
 
     def __repr__(self) -> str:
-        return f"MCPToolMap({', '.join(self) or 'no tools'})"
+        return visible(f"MCPToolMap({', '.join(self) or 'no tools'})")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = dict(self)
@@ -193,7 +194,10 @@ class MCPToolMap(Mapping[str, MCPTool]):
         lines = [caption] + [
             f"  {t.name:<28} {risk_label(t.risk):<11} {clip(t.description, 70)}" for t in tools.values()
         ]
-        return {"text/plain": "\n".join(lines), "text/html": table(["name", "risk", "description"], rows, caption)}
+        return {
+            "text/plain": visible("\n".join(lines)),
+            "text/html": table(["name", "risk", "description"], rows, caption),
+        }
 
 
 _SCHEMA_TOO_LARGE = {"type": "object", "description": "The schema was too large to keep."}
@@ -209,24 +213,27 @@ def _few(names: list[str]) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def _last_line(log: TextIO | None) -> str:
+def _last_line(log: TextIO | None, path: Path) -> str:
     """The last line a stdio server wrote to its stderr log (why it would not start, usually)."""
     if log is None:
         return ""
     with contextlib.suppress(OSError, ValueError):
         log.flush()
-        with open(log.name, "rb") as f:
+        with open(path, "rb") as f:
             f.seek(max(0, f.seek(0, 2) - 2000))
             lines = f.read().decode("utf-8", "replace").strip().splitlines()
             return visible(clip(lines[-1], 300)) if lines else ""
     return ""
 
 
-def _log_file(name: str) -> TextIO:
-    folder = home() / "mcp"
-    folder.mkdir(parents=True, exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "server"
-    return open(folder / f"{safe}.log", "a", encoding="utf-8")
+def _log_path(name: str) -> Path:
+    """Where a stdio server's stderr goes: ``<home>/mcp/<name>.log``."""
+    return home() / "mcp" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:64] or 'server'}.log"
+
+
+def _log_file(path: Path) -> TextIO:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return io.TextIOWrapper(append_private(path), encoding="utf-8")
 
 
 def _name_from(target: str | Sequence[str]) -> str:
@@ -288,7 +295,7 @@ class MCPServer:
         except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
             holder.cancel()
             await self.aclose()
-            where = f" (its stderr is in {self._log.name})" if self._log is not None else ""
+            where = f" (its stderr is in {_log_path(self.name)})" if self._log is not None else ""
             raise NotConnectedError(
                 f"MCP server {self.name} did not complete the MCP handshake within {timeout:g} s{where}: check "
                 "that the command or URL runs an MCP server, or give connect() a longer timeout"
@@ -318,7 +325,7 @@ class MCPServer:
             env=dict(self._env) if self._env is not None else None,
             cwd=str(self._cwd) if self._cwd is not None else None,
         )
-        self._log = _log_file(self.name)
+        self._log = _log_file(_log_path(self.name))
         return Client(stdio_client(params, errlog=self._log), **bounds)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
@@ -342,7 +349,8 @@ class MCPServer:
             if not ready.done() and isinstance(exc, asyncio.CancelledError):
                 ready.cancel()  # _open gave up waiting: nobody reads it
             elif not ready.done():
-                said = f" (its stderr ends: {_last_line(self._log)})" if _last_line(self._log) else ""
+                said = _last_line(self._log, _log_path(self.name))
+                said = f" (its stderr ends: {said})" if said else ""
                 ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}{said}"))
             elif not isinstance(exc, asyncio.CancelledError):
                 raise
@@ -513,7 +521,7 @@ class MCPServer:
         who = self.server_info.name if self.server_info else self.name
         head = f"MCP server {self.name} ({who}, {'protocol ' + self.protocol_version if self.connected else 'closed'})"
         return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 
