@@ -143,6 +143,11 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
 UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]
 
 
+def test_a_command_that_does_not_exist_says_so() -> None:
+    with pytest.raises(wm.NotConnectedError, match="cannot run 'no-such-mcp-server': No such file or directory"):
+        wm.mcp.connect(["no-such-mcp-server"], timeout=20)  # (it runs behind stdio_bound.py, which says why)
+
+
 @pytest.mark.timeout(60)  # a hang, not a slow failure, is the bug
 def test_a_server_that_stops_answering_fails_each_request_within_its_time_limit() -> None:
     with wm.mcp.connect(UNRULY, name="unruly", request_timeout=2) as unruly:
