@@ -7,13 +7,15 @@
   the notebook panel in JupyterLab after a Call, its log after an agent run and 30+ events, a tab without tools,
   and a narrow output area;
 - ``report-summary.png``, ``report-timeline.png``: a recorded agent run's report (with a refused call and a denied
-  confirmation), opened with scripts disabled.
+  confirmation), opened with scripts disabled;
+- ``chat-bridge.png``: the demo chat site with the chat-site bridge's bar and a confirm card, after one call.
 
-.venv/bin/python docs/screenshots.py [sidepanel] [grants] [notebook] [report]     (all by default)
+.venv/bin/python docs/screenshots.py [sidepanel] [grants] [notebook] [report] [bridge]     (all by default)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -175,7 +177,49 @@ def report() -> None:
         chromium.close()
 
 
-MAKERS = {"sidepanel": side_panel, "grants": asking_card, "notebook": notebook_panel, "report": report}
+def chat_bridge() -> None:
+    time_server = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+    entities = [{"name": "Tokyo", "entityType": "city", "observations": ["visited in May"]}]
+    script = [
+        say('Let me check the time first.\n<tool_call>{"name": "time_get_current_time", "arguments": '
+            '{"timezone": "Asia/Tokyo"}}</tool_call>'),
+        say("It is 9:12 in the morning in Tokyo. I'll note the city in your memory:\n<tool_call>"
+            + json.dumps({"name": "memory_create_entities", "arguments": {"entities": entities}}) + "</tool_call>"),
+    ]  # fmt: skip
+    memory = [str(DOCS.parent / "node_modules" / ".bin" / "mcp-server-memory")]
+    with (
+        wm.serve_demo() as server,
+        ScriptedServer(script) as model,
+        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        wm.mcp.connect(time_server, name="time") as clock,
+        wm.mcp.connect(memory, env={"MEMORY_FILE_PATH": tempfile.mktemp()}, name="memory") as notes,
+        sync_playwright() as p,
+    ):
+        port = (browser.process.profile_dir / "DevToolsActivePort").read_text().split()[0]
+        cdp = p.chromium.connect_over_cdp(f"http://127.0.0.1:{port}")
+        page = cdp.contexts[0].new_page()
+        page.set_viewport_size({"width": 1280, "height": 720})
+        url = server.url(f"chat/?model={model.base_url}")
+        page.goto(url)
+        while not (tab := next((t for t in browser.tabs if t.url == url), None)):
+            time.sleep(0.05)
+        bridge = wm.chat_bridge(tab, servers=[clock, notes], site="demo-chat", session=False)
+        bridge.send("What time is it in Tokyo? And remember that I visited it in May.")
+        while not bridge.pending:
+            time.sleep(0.1)
+        time.sleep(1.0)  # the card's buttons come alive after half a second
+        page.screenshot(path=str(DOCS / "chat-bridge.png"))
+        bridge.close()
+        cdp.close()
+
+
+MAKERS = {
+    "sidepanel": side_panel,
+    "grants": asking_card,
+    "notebook": notebook_panel,
+    "report": report,
+    "bridge": chat_bridge,
+}
 
 if __name__ == "__main__":
     for name in sys.argv[1:] or list(MAKERS):

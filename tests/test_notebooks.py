@@ -59,6 +59,11 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         values = " ".join(str(m["state"].get("value", "")) for m in state.values())
         assert "searchFlights → ok" in values and "Only direct flights are shown now." in str(outputs)
         assert "lines in the log; the newest:" in str(outputs)
+    if path.name.startswith("08-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "There are 15 flights from London to New York" in text and "every selector works" in text
+        assert "call time_get_current_time" in text and "every result as recorded" in text
+        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar and card
     if path.name.startswith("06-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text

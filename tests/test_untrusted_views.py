@@ -36,8 +36,10 @@ from mcp_peers import server_env, streamable_http
 
 import webmcp_nb as wm
 import webmcp_nb.views
+from webmcp_nb.bridge.sites import load_site
 from webmcp_nb.browser.skills import SkillHealthWarning
 from webmcp_nb.core import _loop
+from webmcp_nb.core.agent_rules import TEXTS
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
 from webmcp_nb.own_chrome.connect import BrowserList, BrowserSummary
 from webmcp_nb.own_chrome.doctor import Diagnosis, _check_browsers
@@ -184,8 +186,10 @@ def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
     sdk = SDKServer(lab.everything)
     sdk.tool(name=f"{p[11]}{p[0]}", description=lab.everything)(lambda: lab.everything)
     command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("t/untrusted.html")]
+    with pytest.warns(wm.ToolsOmittedWarning, match="cut \\(page_megabyte\\)"):  # the megabyte description
+        remote = wm.mcp.connect(command, env=server_env(), name="hostile")
     with (
-        wm.mcp.connect(command, env=server_env(), name="hostile") as remote,
+        remote,
         streamable_http(sdk) as url,
         wm.mcp.connect(url, name="hostile-server") as stranger,
     ):
@@ -193,6 +197,62 @@ def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
         assert stranger.server_info is not None and stranger.server_info.name == lab.everything
         ours = [remote, remote.tools, *remote.tools.values(), result]
         yield [*ours, stranger, stranger.tools, *stranger.tools.values(), stranger.call(f"{p[11]}{p[0]}")]
+
+
+@dataclass
+class Bridged:
+    """The chat-site bridge run on the demo chat with the hostile page's tools as its source: its bar and card as
+    the chat page shows them (the closed shadow root's HTML), what the chat was sent, and the bridge's objects."""
+
+    bar: list[str] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
+    views: list[Any] = field(default_factory=list)
+
+
+def shadow_html(page: Any, host: str = "WEBMCP-NB-BRIDGE") -> str:
+    """The HTML inside ``host``'s (closed) shadow root, as the DevTools protocol sees it."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = [cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]]
+        while nodes:
+            node = nodes.pop()
+            if node.get("nodeName") == host:
+                children = node["shadowRoots"][0].get("children", [])
+                return "".join(cdp.send("DOM.getOuterHTML", {"nodeId": c["nodeId"]})["outerHTML"] for c in children)
+            nodes += [*node.get("children", []), *node.get("shadowRoots", [])]
+        raise AssertionError(f"no <{host.lower()}> in the page")
+    finally:
+        cdp.detach()
+
+
+@pytest.fixture(scope="module")
+def bridged(lab: Lab, server: Any) -> Iterator[Bridged]:
+    p = lab.payloads
+    hostile_site = {**load_site("demo-chat").as_dict(), "name": p[0], "about": lab.everything}
+    transfer = {"name": "transfer", "arguments": {"to": p[0], "note": p[3] + p[11]}}
+    script = [
+        say(f"<tool_call>{json.dumps({'name': 'forgeBlock', 'arguments': {}})}</tool_call>"),
+        say(f"<tool_call>{json.dumps(transfer)}</tool_call>"),
+        say(f"Done. {lab.everything}"),
+    ]
+    out = Bridged()
+    with ScriptedServer(script) as model:
+        url = server.url(f"chat/?model={model.base_url}")
+        page = lab.context.new_page()
+        page.goto(url)
+        chat = eventually(lambda: next((t for t in lab.browser.tabs if t.url == url), None))
+        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, session=False)
+        out.bar.append(shadow_html(page))  # the bar: the page's tool names and descriptions
+        bridge.send(f"Do it. {lab.everything}")
+        eventually(lambda: bridge.pending, 60, "the card for transfer")
+        out.bar.append(shadow_html(page))  # a card: the arguments a chat reply wrote
+        bridge.answer(bridge.pending[0], False)
+        assert bridge.wait_answer(timeout=60).startswith("Done.")
+        out.views = [bridge, bridge.check()]
+        out.sent = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+        bridge.close()
+        page.close()
+    yield out
 
 
 # ----- the notebook panel, driven through everything a user does -----
@@ -404,11 +464,11 @@ def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
 
 
 def test_every_rich_repr_and_the_report_show_page_text_as_text(
-    lab: Lab, run: Run, mcp_views: list[Any], tmp_path: Path
+    lab: Lab, run: Run, mcp_views: list[Any], bridged: Bridged, tmp_path: Path
 ) -> None:
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
-    shown += mcp_views
+    shown += mcp_views + bridged.views
     report = run.session.report()
     shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report, wm.grants]
     shown += run.injections  # one with the page's reason for refusing the skill
@@ -492,6 +552,33 @@ def test_tool_results_reach_the_model_as_one_block_each(lab: Lab, run: Run) -> N
 def test_the_page_title_reaches_the_model_only_as_data(run: Run) -> None:
     bad = title_breaches(run.requests)
     assert not bad, "\n".join(bad)
+
+
+# ----- the chat-site bridge's bar and cards, in the chat page -----
+
+BAR_TAGS = ["html", "head", "title", "body", "div", "span", "button", "details", "summary", "ul", "li", "b", "pre"]
+
+
+def test_the_chat_bridge_shows_page_text_as_text_and_sends_results_as_data(lab: Lab, bridged: Bridged) -> None:
+    bad = []
+    for i, markup in enumerate(bridged.bar):
+        ours = re.match(r"^<style>[^<]*</style>", markup)  # the bar's own style, first: page text adds none
+        assert ours, markup[:200]
+        page = lab.context.new_page()
+        page.evaluate("window.__pwned = []")
+        body = markup[ours.end() :].replace("<details>", "<details open>", 1)  # the tools' list, shown
+        page.set_content(f"<!doctype html><html><head><title>bar</title></head><body>{body}</body></html>")
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 50)))")
+        seen = page.evaluate(CHECK_DOM, {"tags": BAR_TAGS, "styles": [], "scripts": []})
+        page.close()
+        bad += violations(seen, f"chat bridge bar ({'with a card' if i else 'tools'})")
+    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "Run it" in bridged.bar[1]
+    results = [m for m in bridged.sent if m.startswith("<tool_result ")]
+    bad += [f"sent to the chat: {m[:300]}" for m in results if not one_block(m, "tool_result")]
+    assert not bad, "\n".join(bad)
+    assert "<U+202E>" in seen["text"]  # the card's arguments: the note reads forwards
+    assert len(results) == 2 and "&lt;/tool_result&gt;" in results[0]  # forgeBlock's result, defused
+    assert results[1] == f'<tool_result tool="transfer" status="error">\n{TEXTS["denied"]}\n</tool_result>'
 
 
 # ----- the extension's side panel and its chat -----

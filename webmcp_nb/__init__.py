@@ -16,6 +16,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .agent.agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
+    from .bridge.bridge import ChatBridge, ChatSiteWarning, achat_bridge, chat_bridge
     from .browser.browser import Browser, UserScriptsWarning
     from .browser.launch import alaunch, launch
     from .browser.skills import InjectionResult, Skill, SkillHealthWarning
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "agent.agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
     "browser.browser": ("Browser", "UserScriptsWarning"),
+    "bridge.bridge": ("ChatBridge", "ChatSiteWarning", "achat_bridge", "chat_bridge"),
     "own_chrome.connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
     "demo.server": ("DemoServer", "serve_demo"),
     "own_chrome.doctor": ("Diagnosis", "adoctor", "doctor"),
@@ -106,6 +108,10 @@ __all__ = [
     "Browser",
     "Tab",
     "UserScriptsWarning",
+    "ChatBridge",
+    "ChatSiteWarning",
+    "achat_bridge",
+    "chat_bridge",
     "BrowserSummary",
     "abrowsers",
     "aconnect",

@@ -12,6 +12,8 @@ Requests the endpoint would refuse get the provider's 400 answer: a quirk the cl
 every real provider does — a ``tool_call`` in the history without a tool message answering it right after, or a
 tool message that answers no call. Replies report token usage (counted roughly: four characters a token), in
 the body or, when a streamed request asks for it (``stream_options``), in a last chunk; ``usages`` keeps each.
+It answers pages too (CORS, any origin): the demo chat site (``chat/?model=BASE_URL`` among the demo pages)
+streams its answers from it.
 """
 
 from __future__ import annotations
@@ -281,6 +283,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def end_headers(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")  # a page may be the client (the demo chat site)
+        super().end_headers()
+
+    def do_OPTIONS(self) -> None:
+        """A browser's preflight before a page's JSON POST: allowed from any page (the server holds nothing)."""
+        self.send_response(204)
+        self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+        self.send_header("Access-Control-Allow-Headers", "content-type, authorization")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()

@@ -65,7 +65,10 @@ export const Method = Object.freeze({
   "GRANTS_ANSWER": "grants.answer",
   "GRANTS_REVOKE": "grants.revoke",
   "GRANTS_UPDATED": "grants.updated",
-  "GRANT_EVENT": "grant.event"
+  "GRANT_EVENT": "grant.event",
+  "BRIDGE_OPEN": "bridge.open",
+  "BRIDGE_SEND": "bridge.send",
+  "BRIDGE_EVENT": "bridge.event"
 });
 export const PANEL_EVENT_KINDS = Object.freeze([
   "tool.called",
@@ -99,11 +102,13 @@ export const LOG_FAMILIES = Object.freeze({
   "skills": "skills",
   "note": "notes",
   "replay": "tool calls",
-  "grant": "sites"
+  "grant": "sites",
+  "bridge": "agent"
 });
 export const LOG_PROBLEMS = Object.freeze([
   "agent.error",
   "agent.limit",
+  "bridge.problem",
   "browser.crashed",
   "evidence.failed",
   "grant.refused",
@@ -124,7 +129,8 @@ export const ORIGINS = Object.freeze({
   "panel": "notebook panel",
   "agent": "agent",
   "sidepanel": "side panel",
-  "mcp": "MCP client"
+  "mcp": "MCP client",
+  "bridge": "chat bridge"
 });
 export const ASKERS = Object.freeze({
   "agent": "agent",

@@ -1,5 +1,6 @@
-// Confirmation cards: a tool call waiting for the user's approval, asked by a notebook agent (an event; the
-// answer goes back through the hub and the notebook applies the first answer it gets, from either view) or by
+// Confirmation cards: a tool call waiting for the user's approval, asked by a notebook agent or the notebook's
+// chat-site bridge (an event; the answer goes back through the hub and the notebook applies the first answer it
+// gets, from any view) or by
 // this panel's chat (a card with a `decide` callback). A card ends resolved — approved, denied or expired —
 // and the last few resolved ones stay in view.
 //
@@ -16,7 +17,7 @@ const KEEP_RESOLVED_CARDS = 3;
 const cards = new Map(); // confirmation id → {node, origin, tabId, resolved, decide}
 
 // A card for a confirmation; `decide(approved)` is called for a chat's card, `signal` expires it.
-export function addCard({ id, tool, arguments: args, risk, tabId, origin, decide, signal }) {
+export function addCard({ id, tool, arguments: args, risk, tabId, origin, who, decide, signal }) {
   if (cards.has(id)) return;
   const approve = el('button', { type: 'button', class: 'approve primary', text: 'Approve' });
   const deny = el('button', { type: 'button', class: 'deny', text: 'Deny' });
@@ -27,7 +28,7 @@ export function addCard({ id, tool, arguments: args, risk, tabId, origin, decide
     'div',
     { class: 'card', dataset: { id, origin, risk: isRisk(risk) ? risk : 'unknown' }, role: 'group', 'aria-label': `Confirm ${tool}` },
     el('div', { class: 'card-head' },
-      el('span', { class: 'who', text: origin === 'notebook' ? 'Notebook agent' : 'Chat' }),
+      el('span', { class: 'who', text: who ?? (origin === 'notebook' ? 'Notebook agent' : 'Chat') }),
       el('span', { text: ' wants to run ' }),
       el('strong', { text: String(tool ?? '?') }),
       where ? el('span', { class: 'muted', text: ` on ${short(where, 40)}` }) : null,
@@ -153,7 +154,8 @@ function resolveCard(id, text, approved) {
 export function trackConfirmations(event) {
   const d = event.data ?? {};
   if (event.kind === 'confirmation.requested' && !fromPanel(event) && d.id) {
-    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, risk: d.risk, tabId: event.tab_id, origin: 'notebook' });
+    const who = d.origin === 'bridge' ? 'Chat bridge' : 'Notebook agent';
+    addCard({ id: String(d.id), tool: d.tool, arguments: d.arguments, risk: d.risk, tabId: event.tab_id, origin: 'notebook', who });
   } else if (event.kind === 'confirmation.answered' && d.id) {
     resolveCard(String(d.id), `${d.approved ? 'Approved' : 'Denied'}${d.by ? ` (${d.by})` : ''}`, !!d.approved);
   } else if (event.kind === 'agent.turn.finished' && !fromPanel(event)) {

@@ -135,6 +135,20 @@ export function describe(event) {
     case 'grant.answered': return `${d.site ?? ''}: ${said(GRANT_ANSWERED, d.answer)} (${doing(d)})${d.error ? `; ${d.error}` : ''}`;
     case 'grant.refused': return `${d.site ?? ''}: not granted to ${asker(d)} (${doing(d)}): ${said(GRANT_WHY_NOT, d.why)}`;
     case 'grant.changed': return `${d.site ?? ''}: ${said(GRANT_LEVELS, d.level)}${d.by ? ` (by ${d.by})` : ''}`;
+    case 'bridge.opened': return `chat bridge on the ${d.site} site with ${(d.tools ?? []).length} tools: ${names(d.tools) || 'none'}`;
+    case 'bridge.state': {
+      const state = d.enabled ? 'on' : 'off';
+      return (d.running ?? true) ? state : `${state}, not running: ${d.why ?? ''}`;
+    }
+    case 'bridge.sent':
+      return (d.by === 'bridge' ? 'results sent to the chat' : 'the user sent a message') + (d.instructions ? ' (with the tool instructions)' : '');
+    case 'bridge.answered': {
+      const calls = d.calls ?? 0;
+      return `the assistant answered (${calls} tool call${calls === 1 ? '' : 's'} this turn)`;
+    }
+    case 'bridge.closed': return 'chat bridge closed';
+    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: offered to the user as a button`;
+    case 'bridge.problem': return `in the chat page: ${d.text ?? ''}`;
     default: {
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core._loop import blocking, on_loop, warn
 from ..core.display import Markup, clip, escape, table
@@ -45,7 +45,6 @@ from .tab import NAVIGATION_TIMEOUT, Tab
 from .tools import Tool
 
 if TYPE_CHECKING:
-    from ..agent.agent import Agent
     from ..recording.session import Session
 
 __all__ = ["Browser", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
@@ -77,6 +76,13 @@ def _as_panel_event(raw: Any) -> Any:
 
 class UserScriptsWarning(UserWarning):
     """The browser cannot run skills until the user allows user scripts for the extension."""
+
+
+class Confirms(Protocol):
+    """What asks the user to confirm calls on this browser's tabs (an agent, the chat-site bridge): the views'
+    answers go to it."""
+
+    def answer(self, request_id: str | None, approved: bool, *, by: str = ...) -> bool: ...
 
 
 class Browser:
@@ -117,7 +123,7 @@ class Browser:
         self.events = EventStream()
         """Everything that happens through this browser: tool calls, agent turns, skills, navigation."""
         self._sessions: list[Session] = []  # those recording this browser now (their evidence hooks run on calls)
-        self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()  # whose confirmations a side panel may answer
+        self._agents: weakref.WeakSet[Confirms] = weakref.WeakSet()  # whose confirmations a side panel may answer
         self._loop = asyncio.get_running_loop()
         self._feed = PanelFeed(self.events, self._push_to_panels)
         self.relay: Relay | None = None
@@ -400,9 +406,10 @@ class Browser:
                     raise crash from None
             raise
 
-    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> None:
-        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in."""
-        self._connection.add_listener(listener)
+    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in; returns what
+        stops it."""
+        return self._connection.add_listener(listener)
 
     async def _relay_request(self, method: Method, params: dict[str, Any], timeout: float = 10.0) -> Any:
         """A request the relay answers itself (MCP sessions), with no browser in between."""
@@ -452,8 +459,9 @@ class Browser:
         if session in self._sessions:
             self._sessions.remove(session)
 
-    def _add_agent(self, agent: Agent) -> None:
-        """``agent`` runs on this browser's tabs: views may answer its confirmations."""
+    def _add_agent(self, agent: Confirms) -> None:
+        """``agent`` (an agent, or the chat-site bridge) runs on this browser's tabs: views may answer its
+        confirmations."""
         self._agents.add(agent)
 
     def _answer_confirmation(self, request_id: str, approved: bool, *, by: str) -> None:

@@ -45,6 +45,7 @@ FAMILIES: dict[str, str] = {
     "note": "notes",
     "replay": "tool calls",
     "grant": "sites",
+    "bridge": "agent",
 }
 """Each kind's first part → the group a filter shows it in."""
 
@@ -60,6 +61,7 @@ PROBLEMS = {
     "tools.omitted",
     "replay.diverged",
     "grant.refused",
+    "bridge.problem",
 }
 """Kinds that mean something went wrong (or was stopped): views highlight them."""
 
@@ -236,6 +238,26 @@ def describe(event: Event) -> str:
     if kind == "grant.changed":
         level = LEVEL_WORDS.get(str(data.get("level")), str(data.get("level")))
         return f"{data.get('site', '')}: {level}" + (f" (by {data['by']})" if data.get("by") else "")
+    if kind == "bridge.opened":
+        names = _names(data.get("tools"))
+        return (
+            f"chat bridge on the {data.get('site')} site with {len(data.get('tools') or [])} tools: {names or 'none'}"
+        )
+    if kind == "bridge.state":
+        state = "on" if data.get("enabled") else "off"
+        return state if data.get("running", True) else f"{state}, not running: {data.get('why', '')}"
+    if kind == "bridge.sent":
+        what = "results sent to the chat" if data.get("by") == "bridge" else "the user sent a message"
+        return what + (" (with the tool instructions)" if data.get("instructions") else "")
+    if kind == "bridge.answered":
+        calls = data.get("calls", 0)
+        return f"the assistant answered ({calls} tool call{'' if calls == 1 else 's'} this turn)"
+    if kind == "bridge.closed":
+        return "chat bridge closed"
+    if kind == "bridge.offered":
+        return f"{call_text(tool, data.get('arguments'), 80)} written without its tags: offered to the user as a button"
+    if kind == "bridge.problem":
+        return f"in the chat page: {data.get('text', '')}"
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
 

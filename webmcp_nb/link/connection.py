@@ -54,8 +54,10 @@ class _Link:
         self._listeners: list[Listener] = []
         self._ready = asyncio.Event()
 
-    def add_listener(self, listener: Listener) -> None:
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(method, params)`` for each notification; returns what stops it."""
         self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):

@@ -100,6 +100,9 @@ class Method(str, Enum):
     GRANTS_REVOKE = "grants.revoke"  # client or browser → relay: forget a site's grant (it asks again)
     GRANTS_UPDATED = "grants.updated"  # relay → clients and browsers: the grants as they are now
     GRANT_EVENT = "grant.event"  # relay → clients and browsers: an ask, answer, refusal or change, as an event
+    BRIDGE_OPEN = "bridge.open"  # client → relay → browser: run the chat-site bridge in a tab (see webmcp_nb/bridge)
+    BRIDGE_SEND = "bridge.send"  # client → relay → browser: a message to a tab's bridge (relay → browser: close it)
+    BRIDGE_EVENT = "bridge.event"  # browser → relay → the client that opened the bridge: what its page side says
 
 
 class ToolInfo(BaseModel):

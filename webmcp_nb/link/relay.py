@@ -89,6 +89,8 @@ FORWARDED_METHODS = frozenset(
         Method.SKILL_INSTALL,
         Method.SKILL_UNINSTALL,
         Method.SKILL_UPDATE,
+        Method.BRIDGE_OPEN,
+        Method.BRIDGE_SEND,
     )
 )
 """Client requests the relay passes on to the browser named by ``params.browserId``."""
@@ -312,6 +314,8 @@ class Relay:
         self._cancellers: dict[tuple[RelayClient, int], Callable[[], None]] = {}
         """How to cancel each tool call in flight, by (client, the client's request id)."""
         self._sessions: dict[str, _Session] = {}
+        self._bridges: dict[str, tuple[RelayClient, str, Any]] = {}
+        """Chat-site bridges by id: the client that opened each, its browser and tab (it alone hears the bridge)."""
         self._activity_push: asyncio.TimerHandle | None = None
         self._ids = itertools.count(1)
         self._server: Server | None = None
@@ -587,6 +591,12 @@ class Relay:
                 self._unbind_where(lambda s: s.browser_id == peer.info.id and s.tab_id == tab_id)
         elif msg.method == Method.SESSION_CLOSE.value:  # the user closed it in a side panel
             self._close_session(msg.params.get("sessionId"))
+        elif msg.method == Method.BRIDGE_EVENT.value:
+            bridge = self._bridges.get(msg.params.get("bridgeId"))  # type: ignore[arg-type]
+            if bridge is not None and bridge[1] == peer.info.id and isinstance(msg.params.get("message"), dict):
+                owner, _, tab_id = bridge
+                params = {"browserId": peer.info.id, "tabId": tab_id, **msg.params}
+                owner.deliver(Frame({"method": Method.BRIDGE_EVENT.value, "params": params}))
 
     def _fail_pending(self, browser_id: str, why: str) -> None:
         for rid, pending in list(self._pending.items()):
@@ -621,6 +631,12 @@ class Relay:
         for key in [key for key in self._cancellers if key[0] is client]:
             self._cancellers.pop(key)()  # the page need not finish what nobody waits for
         self.grant_asks.withdraw(client)
+        for bridge_id, (owner, browser_id, tab_id) in list(self._bridges.items()):
+            if owner is client:  # nobody runs its calls any more: the page side takes its bar away
+                del self._bridges[bridge_id]
+                if (peer := self._browsers.get(browser_id)) is not None:
+                    close = {"tabId": tab_id, "bridgeId": bridge_id, "message": {"type": "close"}}
+                    send_soon(peer.connection, notification(Method.BRIDGE_SEND, close))
         owned = [sid for sid, session in self._sessions.items() if session.owner is client]
         self._last_left_with_session = bool(owned)
         for sid in owned:
@@ -697,6 +713,12 @@ class Relay:
             return
         if (session := self._session_of(client)) is not None:
             self._note_activity(session, method)
+        if method == Method.BRIDGE_OPEN.value:
+            bridge_id, owner = params.get("bridgeId"), self._bridges.get(params.get("bridgeId"))  # type: ignore[arg-type]
+            if not isinstance(bridge_id, str) or not 0 < len(bridge_id) <= 64 or (owner and owner[0] is not client):
+                client.deliver(_error_frame(client_id, ErrorCode.BAD_REQUEST, "bridge.open needs a new bridgeId"))
+                return
+            self._bridges[bridge_id] = (client, peer.info.id, params.get("tabId"))
         if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
