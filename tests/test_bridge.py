@@ -407,3 +407,42 @@ def test_site_adapters_are_data_and_bad_ones_name_the_field(tmp_path: Path) -> N
     path = tmp_path / "mine.json"
     path.write_text(json.dumps({**load_site("chatgpt").as_dict(), "name": "mine"}))
     assert load_site(path).name == "mine" and load_site(str(path)).selectors == load_site("chatgpt").selectors
+
+
+def test_page_tools_of_another_site_run_only_as_its_grant_allows(server: Any) -> None:
+    """In a browser that keeps grants, the bridge offers another tab's tools only when their site may be read, and
+    calls one only when the grant (or the user, asked in the notebook panel) allows what it needs."""
+    from webmcp_nb.demo.run import DEMO_SEARCH
+
+    flights = server.url("flights/").replace("127.0.0.1", "localhost")  # a site other than the chat's
+    site = flights.rsplit("/flights/", 1)[0]
+    search = say(tool_call("searchFlights", **DEMO_SEARCH))
+    script = [search, search, say("I may not search there."), search, say("Found them.")]
+    with wm.launch(grants=True) as browser, ScriptedServer(script) as model:
+        tools_tab = browser.open(flights)
+        chat_tab = browser.open(server.url(f"chat/?model={model.base_url}"))
+        wm.grants.deny(site)
+        try:
+            with pytest.raises(wm.PermissionDeniedError, match="never"):
+                wm.chat_bridge(chat_tab, servers=[tools_tab], site="demo-chat", confirm="never", session=False)
+            wm.grants.allow(site, "read")  # the chat may see the flights page's tools, not act on them
+            panel = wm.panel(chat_tab)
+            with wm.chat_bridge(chat_tab, servers=[tools_tab], site="demo-chat", confirm="never", session=False) as b:
+                b.send("Find me flights.")
+                card = eventually(lambda: list(panel.grant_cards.values()), 30, "the ask in the notebook panel")[0]
+                assert card.site == site and "searchFlights" in card.text.value
+                card.buttons["never"].click()  # the user refuses, for good: the next call is refused without asking
+                assert b.wait_answer(timeout=60) == "I may not search there."
+                assert [c.status for c in b.calls] == ["error", "error"] and len(panel.grant_cards) <= 1
+                wm.grants.allow(site, "act")  # the user changes their mind: the same call runs
+                b.send("Try again.")
+                assert b.wait_answer(timeout=60) == "Found them."
+                assert [c.status for c in b.calls] == ["error", "error", "ok"]
+            panel.close()
+            for refused in (user_messages(model, 1)[-1], user_messages(model, 2)[-1]):
+                assert refused.startswith('<tool_result tool="searchFlights" status="error">')
+                assert "PERMISSION_DENIED" in refused and site in refused
+            called = [e for e in browser.events.of_kind("tool.called") if e.data.get("tool") == "searchFlights"]
+            assert len(called) == 1 and called[0].tab_id == tools_tab.id  # the page saw only the allowed call
+        finally:
+            wm.grants.revoke(site)

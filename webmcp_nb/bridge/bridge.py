@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, specs_text, tool_specs
+from ..browser.gate import Asker, check_site, need_of
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
@@ -203,8 +204,17 @@ class ChatBridge:
 
     # ----- the page side -----
 
+    @property
+    def _asker(self) -> Asker:
+        """Who asks for a site's grant: this bridge, by its chat site's name."""
+        return Asker("bridge", f"the chat bridge on {self.site.name}")
+
     async def _open(self) -> None:
-        """Start the page side (again, after a navigation): its first check comes back with it."""
+        """Start the page side (again, after a navigation): its first check comes back with it. The sites of the
+        tabs whose tools it offers must let the chat read them first (the user is asked for one never granted)."""
+        for source in self.servers:
+            if isinstance(source, Tab):
+                await check_site(source.browser, "read", self._asker, tab=source, action="read")
         params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config()}
         found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
         self.running = True
@@ -357,6 +367,9 @@ class ChatBridge:
                 tab = self._tab_of(tool)
                 if tab is None:
                     raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
+                await check_site(
+                    tab.browser, need_of(tool), self._asker, tab=tab, action="call", tool=tool.name, risk=tool.risk
+                )
                 call = tab.acall(
                     tool.name, spec.page_arguments(arguments), frame=tool.frame_id, timeout=self.tool_timeout
                 )
