@@ -91,7 +91,9 @@ export const LOG_FAMILIES = Object.freeze({
   "skill": "skills",
   "skills": "skills",
   "note": "notes",
-  "replay": "tool calls"
+  "replay": "tool calls",
+  "override": "tool calls",
+  "verdict": "agent"
 });
 export const LOG_PROBLEMS = Object.freeze([
   "agent.error",
@@ -103,7 +105,9 @@ export const LOG_PROBLEMS = Object.freeze([
   "tool.denied",
   "tool.failed",
   "tool.refused",
-  "tools.omitted"
+  "tools.omitted",
+  "verdict.error",
+  "verdict.fail"
 ]);
 export const LOG_QUIET = Object.freeze([
   "model.delta",

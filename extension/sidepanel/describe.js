@@ -123,7 +123,18 @@ export function describe(event) {
     case 'note': return String(d.text ?? '');
     case 'browser.crashed': return String(d.message ?? 'the browser is gone');
     case 'replay.diverged': return `step ${d.step} ${tool}: differs from the recording`;
+    case 'override.set': {
+      const fields = d.fields && typeof d.fields === 'object' && !Array.isArray(d.fields) ? Object.keys(d.fields) : [];
+      const listed = Array.isArray(d.differences) ? d.differences.map(String).join('; ') : '';
+      const differs = listed ? `; its schema differs from the page's: ${listed}` : '';
+      return `${tool}: ${fields.join(', ') || 'text'} overridden here (the page's own tool still runs)${differs}`;
+    }
+    case 'override.cleared': return `${names(d.tools)}: the page's own text again`;
     default: {
+      if (String(event.kind).startsWith('verdict.')) {
+        const why = Array.isArray(d.reasons) ? d.reasons.map(String).join('; ') : '';
+        return `${d.by ?? 'eval'}: ${String(event.kind).slice('verdict.'.length)}${why ? ` — ${clip(why, 600)}` : ''}`;
+      }
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';
     }

@@ -30,6 +30,8 @@ FAMILIES: dict[str, str] = {
     "skills": "skills",
     "note": "notes",
     "replay": "tool calls",
+    "override": "tool calls",
+    "verdict": "agent",
 }
 """Each kind's first part → the group a filter shows it in."""
 
@@ -44,6 +46,8 @@ PROBLEMS = {
     "browser.crashed",
     "tools.omitted",
     "replay.diverged",
+    "verdict.fail",
+    "verdict.error",
 }
 """Kinds that mean something went wrong (or was stopped): views highlight them."""
 
@@ -185,6 +189,17 @@ def describe(event: Event) -> str:
         return str(data.get("message", "the browser is gone"))
     if kind == "replay.diverged":
         return f"step {data.get('step')} {tool}: differs from the recording"
+    if kind == "override.set":
+        fields: list[str] = list(data["fields"]) if isinstance(data.get("fields"), dict) else []
+        found = data.get("differences")
+        differs = "; ".join(map(str, found)) if isinstance(found, list) else ""
+        differs = f"; its schema differs from the page's: {differs}" if differs else ""
+        return f"{tool}: {', '.join(fields) or 'text'} overridden here (the page's own tool still runs){differs}"
+    if kind == "override.cleared":
+        return f"{_names(data.get('tools'))}: the page's own text again"
+    if kind.startswith("verdict."):
+        why = "; ".join(str(r) for r in data.get("reasons") or []) if isinstance(data.get("reasons"), list) else ""
+        return f"{data.get('by', 'eval')}: {kind.partition('.')[2]}" + (f" — {clip(why, 600)}" if why else "")
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
 
