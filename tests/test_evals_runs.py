@@ -5,6 +5,7 @@ fail on the page's end state though the calls matched, a forbidden call), smoke 
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import time
 from pathlib import Path
@@ -126,6 +127,9 @@ def test_a_native_suite_on_the_flight_demo(tmp_path: Path, polyfill_browser: wm.
     assert state.checks[0].observed == ""  # no filter chip on the page
 
     assert forbidden.status == "fail" and forbidden.reasons == ["forbidden call (call 2): resetFilters()"]
+    page, text = (report.directory / "report.html").read_text(), str(report)
+    for reason in state.reasons + forbidden.reasons:  # what the page showed, and the call, in both views
+        assert html.escape(reason) in page and reason in text
 
     stats = report.models["any:scripted"]
     assert (stats["runs"], stats["passed"], stats["failed"], stats["errors"]) == (3, 1, 2, 0)

@@ -271,7 +271,7 @@ class ScriptedServer:
         self._http.daemon_threads = True
         self.port = self._http.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        threading.Thread(target=self._http.serve_forever, name="scripted-model", daemon=True).start()
+        threading.Thread(target=self._http.serve_forever, args=(0.05,), name="scripted-model", daemon=True).start()
 
     def close(self) -> None:
         self._http.shutdown()

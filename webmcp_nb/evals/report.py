@@ -459,7 +459,8 @@ class EvalReport:
 
     def _mark(self, run: RunRecord, base: str | None) -> str:
         sign, colour, background = BADGE.get(run.status, ("?", "#57606a", "#eaeef2"))
-        tip = escape(clip(f"{run.status} · repeat {run.repeat}: " + ("; ".join(run.why) or "passed"), 600))
+        tip = f"{run.status} · repeat {run.repeat}: " + ("; ".join(run.why) or "passed")
+        tip = escape(tip if len(tip) <= 300 else tip[:300] + "… (the whole reason is below)")
         style = (
             f"display:inline-block;min-width:1.5em;text-align:center;margin:1px;border-radius:3px;"
             f"color:{colour};background:{background};text-decoration:none;font-weight:600"
@@ -877,6 +878,7 @@ class VariantComparison:
         if baseline is not None and baseline not in names:
             raise ValueError(f"no variant {baseline!r}; the variants: {', '.join(names)}")
         self.baseline = baseline or names[0]
+        self.tasks = list(report.task_names)
         self.results: list[VariantResult] = []
         models = sorted({r.model for r in report.runs})
         for model in models:
@@ -901,6 +903,8 @@ class VariantComparison:
         """The comparison in sentences: over all tasks first, then the tasks where a variant made a difference
         (or, when none did, each task)."""
         out = [r.sentence() for r in self.overall]
+        if len(self.tasks) == 1:
+            return out  # its one task's counts are the overall ones
         per_task = [r for r in self.results if r.task is not None]
         clear = [r for r in per_task if r.verdict != "no clear difference"]
         out += [r.sentence() for r in (clear or per_task)]
