@@ -53,6 +53,8 @@ LONGEST = 20_000
 """Characters of one text a report holds at most."""
 
 STYLE = "font:14px/1.45 system-ui,sans-serif;color:#1b1f24;max-width:80em"
+GRID_CELL = "text-align:left;padding:2px 8px"
+"""A cell of the runs-side-by-side table (left-aligned: JupyterLab right-aligns table cells by default)."""
 BADGE = {"pass": ("✓", "#1a7f37", "#dafbe1"), "fail": ("✗", "#a40e26", "#ffebe9"), "error": ("!", "#7d4e00", "#fff8c5")}
 
 
@@ -482,8 +484,8 @@ class EvalReport:
                 judged = [r for r in runs if r.status != "error"]
                 count = f"{sum(r.status == 'pass' for r in judged)}/{len(judged)}" if judged else "–"
                 marks = "".join(self._mark(r, base) for r in sorted(runs, key=lambda r: r.repeat))
-                cells.append(f"<td style='padding:2px 8px;white-space:nowrap'>{marks} <small>{count}</small></td>")
-            rows.append(f"<tr><td style='padding:2px 8px'>{escape(task)}</td>{''.join(cells)}</tr>")
+                cells.append(f"<td style='{GRID_CELL};white-space:nowrap'>{marks} <small>{count}</small></td>")
+            rows.append(f"<tr><td style='{GRID_CELL}'>{escape(task)}</td>{''.join(cells)}</tr>")
         note = "Each mark is one repeat: ✓ passed, ✗ failed, ! an error. " + (
             "Click one for its session's report: the verdict, then the timeline." if base is not None else ""
         )
