@@ -15,7 +15,7 @@ import pytest
 
 import webmcp_nb as wm
 from webmcp_nb.evals.suite import SUITES
-from webmcp_nb.testing import ScriptedServer, by_task, call, fail, say
+from webmcp_nb.testing import ScriptedServer, by_task, call, fail, say, slow
 
 LONG = "Here is everything. " * 40
 
@@ -179,3 +179,28 @@ def test_a_pathological_pattern_never_freezes_the_process(pattern: str, value: s
     assert wm.evals.matcher.matches({"$pattern": pattern}, value) is False
     (row,) = wm.evals.matcher.explain({"$pattern": pattern}, value)
     assert ("took over 1 s" in row[2]) is timed_out
+
+
+def test_a_run_stopped_by_its_time_limit_says_so(tmp_path: Path) -> None:
+    suite = wm.evals.suite.parse(
+        {
+            "format": "webmcp-nb-evals",
+            "tools": str(SUITES / "flights.tools.json"),
+            "turn_timeout": 2,
+            "tasks": [
+                {"name": "slow", "prompt": "[slow] hi", "expectedCall": None, "expect_answer": {"$contains": "hi"}}
+            ],
+        }
+    )
+    with ScriptedServer(by_task({"[slow]": [slow(say("hi"), 6)]})) as model:  # answers after the turn's limit
+        report = wm.evals.run(
+            suite, models=[wm.Model("any", "m", base_url=model.base_url)], output=tmp_path, progress=False
+        )
+    (run,) = report.runs
+    why = [
+        "the agent stopped: the turn ran out of its time limit of 2 s",
+        'answer: expected contains "hi", got no answer',
+    ]
+    assert run.status == "fail" and run.stopped == "turn_timeout" and run.why == why
+    page = (tmp_path / "report.html").read_text()
+    assert all(reason in str(report) and html.escape(reason) in page for reason in why)

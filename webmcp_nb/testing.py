@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import sys
 import threading
 import time
 import uuid
@@ -267,7 +268,7 @@ class ScriptedServer:
         self._next = 0
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_ref": self})
-        self._http = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._http = _Server(("127.0.0.1", port), handler)
         self._http.daemon_threads = True
         self.port = self._http.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
@@ -399,6 +400,14 @@ class ScriptedServer:
                 head["function"]["arguments"] = arguments
                 yield chunk({"tool_calls": [head]})
         yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    """A client that gives up on a (slow) reply is normal here: no traceback for the connection it closed."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -133,6 +133,7 @@ def plan(
             skills=suite.skills,
             tools=suite.tools,
             max_tool_calls=suite.max_tool_calls,
+            **({"turn_timeout": suite.turn_timeout} if suite.turn_timeout else {}),
             allow_high_risk=suite.allow_high_risk,
             native_webmcp=native_webmcp,
             evidence=evidence,

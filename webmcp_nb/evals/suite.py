@@ -13,6 +13,7 @@ Native (YAML or JSON)::
     models: ["deepseek:deepseek-chat"]
     skills: [shop]                    # built-in skill names, or folders relative to this file
     max_tool_calls: 8
+    turn_timeout: 60                  # seconds for the agent's turn (its time limit)
     allow_high_risk: false            # or a list of tool names the unattended policy may approve
     tools: schema.json                # local mode only: the tools, as webmcp-evals' schema.json
     tasks:
@@ -84,7 +85,8 @@ MODEL_SUFFIX = ".model.yaml"
 """A shipped scripted model is ``suites/<name>.model.yaml``."""
 
 _SUITE_KEYS = {
-    "format", "version", "name", "start_url", "repeats", "models", "skills", "max_tool_calls", "allow_high_risk",
+    "format", "version", "name", "start_url", "repeats", "models", "skills", "max_tool_calls", "turn_timeout",
+    "allow_high_risk",
     "tools", "tasks",
 }  # fmt: skip
 _TASK_KEYS = {
@@ -142,6 +144,8 @@ class Suite:
     skills: tuple[str, ...] = ()
     """Built-in skill names or absolute folders."""
     max_tool_calls: int | None = None
+    turn_timeout: float | None = None
+    """Seconds for each run's agent turn (``None``: the agent's 60)."""
     allow_high_risk: bool | tuple[str, ...] = False
     tools: tuple[Mapping[str, Any], ...] = ()
     """For local mode: ``{name, description, inputSchema}`` each, as in webmcp-evals' schema.json."""
@@ -296,6 +300,14 @@ def _names(where: str, raw: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
+def _seconds(where: str, raw: Any) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
+        raise _fail(where, "a number of seconds above 0")
+    return float(raw)
+
+
 def _risk_allowance(where: str, raw: Any) -> bool | tuple[str, ...]:
     return raw if isinstance(raw, bool) else _names(where, raw)
 
@@ -413,6 +425,7 @@ def parse(data: Any, *, name: str = "suite", path: Path | None = None) -> Suite:
         models=tuple(str(m) for m in models),
         skills=tuple(_skill_ref(folder, s) for s in _names(f"{where} skills", data.get("skills"))),
         max_tool_calls=data.get("max_tool_calls"),
+        turn_timeout=_seconds(f"{where} turn_timeout", data.get("turn_timeout")),
         allow_high_risk=_risk_allowance(f"{where} allow_high_risk", data.get("allow_high_risk", False)),
         tools=tools,
         path=str(path) if path else None,
