@@ -36,6 +36,7 @@ __all__ = [
     "Comparison",
     "Change",
     "VariantComparison",
+    "VariantResult",
     "wilson",
     "pass_hat_k",
     "percentile",
@@ -416,7 +417,7 @@ class EvalReport:
                 "total_ms": r.timings.get("total_ms"),
                 "model_ms": r.timings.get("model_ms"),
                 "tool_ms": r.timings.get("tool_ms"),
-                "why": "; ".join(r.why),
+                "reasons": "; ".join(r.why),
             }
             for r in self.runs
         ]
