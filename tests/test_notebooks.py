@@ -47,7 +47,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert "Eval flights (browser mode, local engine): 4/6 runs passed" in text  # direct flights failed, twice
         assert "first expected call not met: setFilters(stops=[0]); call 2 was listFlights()" in text  # why
         assert ": eval: fail; Answered;" in text  # the run's session report opens with the verdict
-        assert "scripted:flights over all tasks: clearer is better than shipped (4/4 passed" in text
+        assert 'scripted:flights on "direct flights": clearer is better than shipped (4/4 passed' in text
         assert "no clear difference between clearer and shipped (1/1 passed" in text  # one run each: noise
         assert "Eval flights (smoke mode, local engine): 2/2 runs passed" in text
         assert "(local mode, local engine): 1/1 runs passed" in text and "(browser mode, dask engine)" in text

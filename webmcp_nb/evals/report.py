@@ -905,10 +905,10 @@ class VariantComparison:
     def lines(self) -> list[str]:
         """The comparison in sentences: over all tasks first, then the tasks where a variant made a difference
         (or, when none did, each task)."""
-        out = [r.sentence() for r in self.overall]
-        if len(self.tasks) == 1:
-            return out  # its one task's counts are the overall ones
         per_task = [r for r in self.results if r.task is not None]
+        if len(self.tasks) == 1:
+            return [r.sentence() for r in per_task]  # its one task's counts are the overall ones
+        out = [r.sentence() for r in self.overall]
         clear = [r for r in per_task if r.verdict != "no clear difference"]
         out += [r.sentence() for r in (clear or per_task)]
         return out
