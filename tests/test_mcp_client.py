@@ -6,14 +6,12 @@ page tool and an MCP tool in one task, whose session then replays with neither t
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
-import threading
 from collections.abc import Iterator
 
 import pytest
 from eventually import eventually
-from mcp_peers import node_tool, server_env
+from mcp_peers import node_tool, server_env, streamable_http
 
 import webmcp_nb as wm
 from webmcp_nb.demo.run import DEMO_SEARCH
@@ -64,7 +62,6 @@ def test_a_node_server_in_the_handshake_era(tmp_path) -> None:
 
 
 def test_a_streamable_http_server(tmp_path) -> None:
-    import uvicorn
     from mcp.server.mcpserver import MCPServer as SDKServer
 
     sdk = SDKServer("adder")
@@ -74,19 +71,8 @@ def test_a_streamable_http_server(tmp_path) -> None:
         """Adds two numbers."""
         return a + b
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    http = uvicorn.Server(uvicorn.Config(sdk.streamable_http_app(), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=http.run, daemon=True)
-    thread.start()
-    try:
-        eventually(lambda: http.started, 20, "the HTTP server")
-        with wm.mcp.connect(f"http://127.0.0.1:{port}/mcp") as adder:
-            assert adder.call("add", a=2, b=3).value in (5, {"result": 5})
-    finally:
-        http.should_exit = True
-        thread.join(10)
+    with streamable_http(sdk) as url, wm.mcp.connect(url) as adder:
+        assert adder.call("add", a=2, b=3).value in (5, {"result": 5})
 
 
 @pytest.mark.timeout(60)  # a hang, not a slow failure, is the bug

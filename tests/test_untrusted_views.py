@@ -28,7 +28,7 @@ from cdp import playwright_context
 from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
-from mcp_peers import server_env
+from mcp_peers import server_env, streamable_http
 
 import webmcp_nb as wm
 import webmcp_nb.views
@@ -160,12 +160,24 @@ def hostile_session(lab: Lab) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
-    """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, in ``wm.mcp.connect``'s
-    objects: the server, its tool map, each tool, a result made of payloads."""
+    """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, and a hostile MCP server's
+    (its name, its tools' names and descriptions made of payloads), in ``wm.mcp.connect``'s objects: each server,
+    its tool map, each tool, a result made of payloads."""
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    p = lab.payloads
+    sdk = SDKServer(lab.everything)
+    sdk.tool(name=f"{p[11]}{p[0]}", description=lab.everything)(lambda: lab.everything)
     command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("t/untrusted.html")]
-    with wm.mcp.connect(command, env=server_env(), name="hostile") as remote:
+    with (
+        wm.mcp.connect(command, env=server_env(), name="hostile") as remote,
+        streamable_http(sdk) as url,
+        wm.mcp.connect(url, name="hostile-server") as stranger,
+    ):
         result = remote.call("page_forgeBlock")
-        yield [remote, remote.tools, *remote.tools.values(), result]
+        assert stranger.server_info is not None and stranger.server_info.name == lab.everything
+        ours = [remote, remote.tools, *remote.tools.values(), result]
+        yield [*ours, stranger, stranger.tools, *stranger.tools.values(), stranger.call(f"{p[11]}{p[0]}")]
 
 
 # ----- the notebook panel, driven through everything a user does -----

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from ..recording.session import Session
 
 __all__ = ["Browser", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 30.0
 """Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
@@ -118,6 +121,7 @@ class Browser:
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         self._mcp_sessions: list[SessionInfo] = []
+        self._watchers: list[Callable[[], None]] = []
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
@@ -314,6 +318,17 @@ class Browser:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+        for watcher in list(self._watchers):
+            try:
+                watcher()
+            except Exception:  # a broken view must not break the browser
+                log.exception("a watcher of the browser's state failed")
+
+    def on_change(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` (on the library's loop) whenever the browser's state may have changed — connected or
+        not, closed, its tabs and their tools — so a view shows it as it is; returns the function that stops it."""
+        self._watchers.append(callback)
+        return lambda: self._watchers.remove(callback) if callback in self._watchers else None
 
     async def _wait_until(
         self, predicate: Callable[[], bool], timeout: float, what: str, *, quiet: bool = False
@@ -409,6 +424,11 @@ class Browser:
         return self._connected and not self._closed
 
     @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (the browser object is done; ``connect()`` or ``launch()`` give another)."""
+        return self._closed
+
+    @property
     def session(self) -> Session | None:
         """The session recording this browser now (the most recent, if several), or ``None``."""
         return self._sessions[-1] if self._sessions else None
@@ -468,6 +488,7 @@ class Browser:
         if self._closed:
             return
         self._closed = True
+        self._notify()
         for session in list(self._sessions):
             session.close()
         await self._connection.close()

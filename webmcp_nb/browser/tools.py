@@ -398,7 +398,7 @@ class ToolMap(Mapping[str, Tool]):
     def __repr__(self) -> str:
         names = ", ".join(self) or "no tools"
         more = self._omitted_text()
-        return f"ToolMap({names}{'; ' + more if more else ''})"
+        return visible(f"ToolMap({names}{'; ' + more if more else ''})")
 
     def _rows(self) -> list[list[Any]]:
         return [
@@ -420,4 +420,4 @@ class ToolMap(Mapping[str, Tool]):
             f"  {t.name:<24} {t.source:<9} {t.risk_label:<11} {clip(t.description, 70)}" for t in tools.values()
         ]
         html_table = table(["name", "source", "risk", "frame", "description"], self._rows(), caption)
-        return {"text/plain": "\n".join(lines), "text/html": html_table}
+        return {"text/plain": visible("\n".join(lines)), "text/html": html_table}

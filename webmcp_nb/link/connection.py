@@ -236,14 +236,14 @@ class Connection(_Link):
         try:
             self.relay_info = await asyncio.wait_for(self._authenticate(ws), AUTH_TIMEOUT)
         except (auth.AuthError, asyncio.TimeoutError, ConnectionClosed, ValueError) as exc:
-            await ws.close()
+            await _hang_up(ws)
             raise _port_in_use(
                 self.port,
                 "it did not prove this account's pairing secret "
                 f"({_reason(exc)}): another user's relay, a relay with another WEBMCP_NB_HOME, or an impostor",
             ) from None
         except BaseException:  # the secret could not be read, or we were cancelled: leave no socket behind
-            await ws.close()
+            await _hang_up(ws)
             raise
         return ws
 
@@ -355,6 +355,13 @@ class Connection(_Link):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         self._fail_all(NotConnectedError("the connection was closed"))
+
+
+async def _hang_up(ws: ClientConnection) -> None:
+    """Drop the socket to a listener that has not proved the secret, owing it no closing handshake: one that
+    never answers it would hold the caller for the library's 10 s close timeout."""
+    ws.transport.abort()
+    await ws.wait_closed()
 
 
 def _port_in_use(port: int, why: str) -> PortInUseError:

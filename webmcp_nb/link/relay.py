@@ -4,7 +4,9 @@ Browsers connect to ``/browser`` (with ``Origin: chrome-extension://<our id>``, 
 at the door), clients to ``/client`` (with no ``Origin``: a web page always sends one), or live in the same
 process (:class:`~webmcp_nb.link.connection.LocalConnection`). Either kind is admitted only after proving it knows
 the pairing secret, and only after the relay proved it too (:mod:`webmcp_nb.link.auth`); until then a peer may
-send a few kilobytes, for a few seconds, and only a few peers may be at that stage at once. The relay mirrors
+send a few kilobytes, for a few seconds, and only a few peers may be at that stage at once; a peer of another
+local account is turned away before it takes one of those places (Linux: its socket's owner, from ``/proc``),
+so the limit meters this account's own peers only. The relay mirrors
 every browser's tabs so a client that connects later gets the whole state in its ``hello``, and forwards
 ``tab.*``/``tool.*`` requests to the browser a client names. A tool call goes straight to the frame's lane
 (:mod:`webmcp_nb.link.lanes`) when it has one, else through the browser's service worker.
@@ -38,6 +40,7 @@ from .._version import __version__
 from . import auth
 from ._sockets import send_soon
 from .lanes import LaneFailure, Lanes
+from .listeners import socket_owner
 from .protocol import (
     EXTENSION_ID,
     PAGE_SOURCES,
@@ -184,6 +187,13 @@ class _BrowserPeer:
         return self.tabs.pop(tab_id, None) is not None
 
 
+def _other_account(connection: ServerConnection) -> int | None:
+    """The uid of a peer that belongs to another local account, or ``None`` (this account's, or not known: then
+    it is metered with this account's peers)."""
+    uid = socket_owner(connection.remote_address[:2], connection.local_address[:2])
+    return uid if uid is not None and hasattr(os, "getuid") and uid != os.getuid() else None
+
+
 def _tool_key(tool: Any) -> ToolKey | None:
     if not isinstance(tool, dict):
         return None
@@ -284,6 +294,8 @@ class Relay:
         the door, 1008 for a peer that failed authentication or whose first message was not a valid hello."""
         self.auth_failures: Counter[str] = Counter()
         """Peers that did not prove the secret, by role (``browser``, ``client``)."""
+        self.other_accounts: Counter[int] = Counter()
+        """Peers of other local accounts turned away at the door, by uid."""
         self.browser_connections = 0
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
@@ -366,6 +378,7 @@ class Relay:
             "clients": len(self._clients),
             "browsers": self.browsers,
             "authFailures": dict(self.auth_failures),
+            "otherAccounts": {str(uid): count for uid, count in self.other_accounts.items()},
             "refused": len(self.refused),
             "sessions": self.sessions,
         }
@@ -380,6 +393,10 @@ class Relay:
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         origin = request.headers.get("Origin")
+        if (uid := _other_account(connection)) is not None:  # before it can take an authentication place
+            self.other_accounts[uid] += 1
+            log.warning("turned away a peer of another account (uid %d) on %s", uid, path)
+            return self._refuse(connection, path, 403, "this relay serves its own account only\n")
         if path == "/lane":  # a content script, with the page's Origin: admitted by the key it proves
             offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
             if await self.lanes.admit(connection, offered):

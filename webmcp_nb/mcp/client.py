@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import io
 import re
 import shlex
 import time
@@ -35,7 +36,7 @@ from ..core._loop import blocking, on_loop
 from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
 from ..core.errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
 from ..core.events import Event, EventStream
-from ..link.home import home
+from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
@@ -129,7 +130,7 @@ class MCPTool:
     __call__ = call
 
     def __repr__(self) -> str:
-        return f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>"
+        return visible(f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         body = (
@@ -156,7 +157,7 @@ class MCPToolMap(Mapping[str, MCPTool]):
         return len(self._server._tools)
 
     def __repr__(self) -> str:
-        return f"MCPToolMap({', '.join(self) or 'no tools'})"
+        return visible(f"MCPToolMap({', '.join(self) or 'no tools'})")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = dict(self)
@@ -168,14 +169,17 @@ class MCPToolMap(Mapping[str, MCPTool]):
         lines = [caption] + [
             f"  {t.name:<28} {risk_label(t.risk):<11} {clip(t.description, 70)}" for t in tools.values()
         ]
-        return {"text/plain": "\n".join(lines), "text/html": table(["name", "risk", "description"], rows, caption)}
+        return {
+            "text/plain": visible("\n".join(lines)),
+            "text/html": table(["name", "risk", "description"], rows, caption),
+        }
 
 
 def _log_file(name: str) -> TextIO:
     folder = home() / "mcp"
     folder.mkdir(parents=True, exist_ok=True)
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "server"
-    return open(folder / f"{safe}.log", "a", encoding="utf-8")
+    return io.TextIOWrapper(append_private(folder / f"{safe}.log"), encoding="utf-8")
 
 
 def _name_from(target: str | Sequence[str]) -> str:
@@ -390,7 +394,7 @@ class MCPServer:
         who = self.server_info.name if self.server_info else self.name
         head = f"MCP server {self.name} ({who}, {'protocol ' + self.protocol_version if self.connected else 'closed'})"
         return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 

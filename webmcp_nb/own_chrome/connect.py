@@ -23,7 +23,7 @@ from ..core._loop import blocking, on_loop
 from ..core.display import table, visible
 from ..core.errors import BrowserNotFoundError, NotConnectedError, PortInUseError
 from ..link.connection import Connection
-from ..link.home import home, read_secret, relay_port
+from ..link.home import append_private, home, read_secret, relay_port
 from ..link.protocol import Method
 from .doctor import browser_name, no_browser_advice
 
@@ -41,8 +41,7 @@ RESTART_INTERVAL = 10.0
 
 def start_daemon(port: int, idle_exit: float = DAEMON_IDLE_EXIT) -> subprocess.Popen[bytes]:
     """Start ``webmcp-nb relay`` detached from this process, logging to ``<home>/relay.log``."""
-    log = open(home() / "relay.log", "ab")  # noqa: SIM115 - handed to the child
-    with log:
+    with append_private(home() / "relay.log") as log:
         return subprocess.Popen(
             [sys.executable, "-m", "webmcp_nb", "relay", "--port", str(port), "--idle-exit", str(idle_exit)],
             stdin=subprocess.DEVNULL,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._version import __version__
-from ..link.home import home, read_secret, relay_port
+from ..link.home import home, read_secret, relay_port, write_private
 from ..link.identity import EXTENSION_ORIGIN
 
 __all__ = ["main", "PAIRINGS_FILE", "MAX_MESSAGE"]
@@ -63,8 +63,7 @@ def record_pairing(message: dict[str, Any]) -> None:
         "browser": _browser_of(os.getppid()),
     }
     lines = path.read_text().splitlines()[-(KEEP_RECORDS - 1) :] if path.exists() else []
-    path.write_text("\n".join([*lines, json.dumps(record)]) + "\n")
-    path.chmod(0o600)
+    write_private(path, "\n".join([*lines, json.dumps(record)]) + "\n")
 
 
 def answer(message: Any, origin: str) -> dict[str, Any]:
@@ -85,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     except (EOFError, ValueError) as exc:
         write_message(sys.stdout.buffer, {"error": str(exc)})
         return 1
-    write_message(sys.stdout.buffer, answer(message, origin))
+    try:
+        reply = answer(message, origin)
+    except OSError as exc:  # a home another account could change, an unsafe secret file: the extension says why
+        reply = {"error": f"webmcp-nb cannot pair: {exc}"}
+    write_message(sys.stdout.buffer, reply)
     return 0
 
 

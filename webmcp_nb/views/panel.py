@@ -93,7 +93,7 @@ def _submit(coro: Any, done: Callable[[Any, BaseException | None], None]) -> Non
 
 
 class StatusBar(W.HBox):
-    """Relay and browser state, and the tab picker."""
+    """Relay and browser state as they are now (connected, disconnected, closed; the tabs), and the tab picker."""
 
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
@@ -105,13 +105,15 @@ class StatusBar(W.HBox):
 
     def refresh(self) -> None:
         browser = self.owner.browser
-        relay = f"relay 127.0.0.1:{browser.relay.port}" if browser.relay else "relay daemon"
-        state = "connected" if browser.connected else "disconnected"
-        color = "#1a7f37" if browser.connected else "#cf222e"
-        self.state.value = (
-            f'<span style="color:{color}">●</span> {escape(relay)} · browser {state} · {len(browser.tabs)} tabs'
-        )
-        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in browser.tabs]
+        tabs = [] if browser.closed else browser.tabs
+        if browser.closed:
+            text, color = "browser closed: wm.connect() or wm.launch() for another", "#57606a"
+        else:
+            relay = f"relay 127.0.0.1:{browser.relay.port}" if browser.relay else "relay daemon"
+            state = "connected" if browser.connected else "disconnected"
+            text, color = f"{relay} · browser {state} · {len(tabs)} tabs", "#1a7f37" if browser.connected else "#cf222e"
+        self.state.value = f'<span style="color:{color}">●</span> {escape(text)}'
+        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in tabs]
         if [o[1] for o in self.picker.options] != [o[1] for o in options] or self.picker.options != tuple(options):
             current = self.owner.tab.id if self.owner.tab else None
             self.picker.options = options
@@ -150,7 +152,7 @@ class ToolsInspector(W.VBox):
         )
 
     def refresh(self) -> None:
-        tab = self.owner.tab
+        tab = None if self.owner.browser.closed else self.owner.tab
         tools = list(tab.tools.values()) if tab else []
         options = [(visible(f"{t.name}  [{', '.join(_marks(t))}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
@@ -170,8 +172,10 @@ class ToolsInspector(W.VBox):
 
     def _say_what_next(self, count: int) -> None:
         """The empty states: no tab, a page without tools, no tool chosen yet."""
-        tab = self.owner.tab
-        if tab is None:
+        tab = None if self.owner.browser.closed else self.owner.tab
+        if self.owner.browser.closed:
+            text = "The browser is closed: nothing to inspect or call here."
+        elif tab is None:
             text = "No tab to inspect. Open a page with <code>tab = browser.open(url)</code>, then pick it above."
         elif not count:
             where = escape(clip(tab.url, 120))
@@ -581,6 +585,8 @@ class Panel(W.VBox):
         super().__init__([self.status, self.confirmations, self.sections], layout=_fill())
         self.refresh()
         self._unsubscribe = browser.events.subscribe(self._on_event)
+        self._unwatch = browser.on_change(self._on_change)
+        self._closed_shown = browser.closed
 
     def select_tab(self, tab_id: int | None) -> None:
         if tab_id is not None and (self.tab is None or self.tab.id != tab_id):
@@ -591,6 +597,13 @@ class Panel(W.VBox):
         self.status.refresh()
         self.tools.refresh()
         self.skills.refresh()
+
+    def _on_change(self) -> None:
+        """The browser's state moved (a tab, the connection): the status says it; its closing empties the tools."""
+        self.status.refresh()
+        if self.browser.closed != self._closed_shown:
+            self._closed_shown = self.browser.closed
+            self.tools.refresh()
 
     def _on_event(self, event: Event) -> None:
         self.operations.add(event)
@@ -605,6 +618,7 @@ class Panel(W.VBox):
 
     def close(self) -> None:
         self._unsubscribe()
+        self._unwatch()
         self.sessions.close()
         super().close()
 
