@@ -8,15 +8,20 @@
   and a narrow output area;
 - ``report-summary.png``, ``report-timeline.png``: a recorded agent run's report (with a refused call and a denied
   confirmation), opened with scripts disabled;
-- ``chat-bridge.png``: the demo chat site with the chat-site bridge's bar and a confirm card, after one call.
+- ``chat-bridge.png``: the demo chat site with the chat-site bridge's bar and a confirm card, after one call;
+- ``evals-report.png``, ``evals-report-why.png``, ``evals-run-report.png``, ``evals-jupyterlab.png``,
+  ``evals-jupyterlab-runs.png``: an eval of the flight demo under two variants of setFilters' description (the
+  shipped scripted model): the report's top (variants, per model, chart, the runs side by side), why runs failed,
+  a failed run's session report, and the same report displayed in JupyterLab (its top, and its runs).
 
-.venv/bin/python docs/screenshots.py [sidepanel] [grants] [notebook] [report] [bridge]     (all by default)
+.venv/bin/python docs/screenshots.py [sidepanel] [grants] [notebook] [report] [bridge] [evals]     (all by default)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -213,12 +218,60 @@ def chat_bridge() -> None:
         cdp.close()
 
 
+EVAL_CELL = """
+import webmcp_nb as wm
+report = wm.evals.EvalReport.load("flights-eval")
+report
+"""
+
+
+def evals() -> None:
+    root = Path(tempfile.mkdtemp())
+    suite = wm.evals.builtin("flights")
+    variants = wm.evals.load_variants(wm.evals.suite.SUITES / "flights.variants.yaml")
+    done = wm.evals.run(
+        suite, models=["scripted:flights"], variants=variants, repeats=4, concurrency=2,
+        output=root / "flights-eval", progress=False,
+    )  # fmt: skip
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path="/usr/lib/chromium/chromium", args=["--no-sandbox"])
+        page = chromium.new_page(viewport={"width": 1200, "height": 1250}, java_script_enabled=False)
+        page.goto((root / "flights-eval" / "report.html").as_uri())
+        page.screenshot(path=str(DOCS / "evals-report.png"))
+        why = page.get_by_role("heading", name="Why runs did not pass").bounding_box()
+        assert why is not None
+        page.screenshot(
+            path=str(DOCS / "evals-report-why.png"), full_page=True,
+            clip={"x": 0, "y": why["y"] - 10, "width": 1200, "height": 520},
+        )  # fmt: skip
+        failed = next(r for r in done.runs if r.status == "fail")
+        page.set_viewport_size({"width": 1100, "height": 900})
+        page.goto((done.session_path(failed) / "report.html").as_uri())
+        page.screenshot(path=str(DOCS / "evals-run-report.png"))
+        chromium.close()
+    lab_root = Path(tempfile.mkdtemp())
+    shutil.copytree(root / "flights-eval", lab_root / "flights-eval")
+    with panel_in_jupyterlab(lab_root, width=1300, height=1300, cells=(EVAL_CELL,)) as page:
+        output = page.locator(".jp-OutputArea-output")
+        output.get_by_text("Per task: the runs side by side").wait_for(timeout=60_000)
+        news = page.get_by_role("button", name="No")
+        if news.count():
+            news.first.click()
+        time.sleep(0.5)
+        page.screenshot(path=str(DOCS / "evals-jupyterlab.png"))
+        output.get_by_text("Per task: the runs side by side").scroll_into_view_if_needed()
+        page.mouse.wheel(0, 350)
+        time.sleep(0.5)
+        page.screenshot(path=str(DOCS / "evals-jupyterlab-runs.png"))
+
+
 MAKERS = {
     "sidepanel": side_panel,
     "grants": asking_card,
     "notebook": notebook_panel,
     "report": report,
     "bridge": chat_bridge,
+    "evals": evals,
 }
 
 if __name__ == "__main__":

@@ -60,7 +60,7 @@ CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_conte
 OUR_TAGS = [
     "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
     "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "h2", "img", "a", "label", "input", "svg", "rect",
-    "line", "text",
+    "line", "text", "ul", "li", "small", "del", "ins",
 ]  # fmt: skip
 # The side panel's own elements (sidepanel/sidepanel.html and what its modules build with textContent).
 PANEL_TAGS = [
@@ -453,14 +453,16 @@ def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
         call(p[0], x=p[1]),
         say(f"Done. {lab.everything}"),
     ]
+    variants = {"page": {}, "hostile": {"inspectMe": {"description": lab.everything, "title": p[1]}}}
     with ScriptedServer(by_task({"[hostile]": script})) as model:
         report = wm.evals.run(
             suite, models=[wm.Model("any", "m", base_url=model.base_url)], browser=lab.browser, output=folder,
-            progress=False,
+            progress=False, variants=variants,
         )  # fmt: skip
-    (run,) = report.runs
+    run = report.runs[0]
     assert run.status == "fail" and len(run.checks) == 3 and run.answer and lab.everything in run.answer
-    return [report, report.compare(report)], report.html()
+    assert report.runs[1].overrides["inspectMe"]["description"]["variant"] == lab.everything
+    return [report, report.compare(report), report.compare_variants()], report.html()
 
 
 def test_every_rich_repr_and_the_report_show_page_text_as_text(
@@ -474,6 +476,11 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     shown += run.injections  # one with the page's reason for refusing the skill
     eval_views, eval_report = evals_views(lab, tmp_path)
     shown += eval_views
+    p = lab.payloads  # an override of the page's text, made of the page's text: its table of differences
+    tab.tools.override("inspectMe", description=lab.everything, input_schema={"properties": {p[0]: {"type": p[1]}}})
+    shown.append(tab.tools.overrides)
+    shown += [tab.tools["inspectMe"], tab.tools]
+    assert tab.tools["inspectMe"].differences
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"
@@ -491,6 +498,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
     bad = violations(seen, "rich reprs") + violations(lab.render(report.html), "session report")
     bad += violations(lab.render(eval_report), "eval report")
+    tab.tools.clear_overrides()
     assert not bad + plain, "\n".join(bad + sorted(set(plain)))
     assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
     assert report.html.count("src='data:image/png;base64,") >= 2  # the confirmed transfer, before and after

@@ -252,20 +252,24 @@ def _eval(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import evals
+    from .core.display import visible
+    from .core.errors import ConfigurationError
 
+    options = vars(args)
     try:
-        suite = evals.builtin(args.suite) if args.suite else evals.load(args.evals, tools=args.tools)
-        if args.tools and args.suite:
+        suite = evals.builtin(args.suite) if args.suite else evals.load(args.evals, tools=options.get("tools"))
+        if options.get("tools") and args.suite:
             suite = suite.with_tools(args.tools)
-        models = [evals.Model.parse(m) for m in args.model] or None
-        for price in args.price:
+        models = [evals.Model.parse(m) for m in options.get("model", [])] or None
+        for price in options.get("price", []):
             label, _, numbers = price.partition("=")
             given, _, out = numbers.partition(",")
             models = [
                 dataclasses.replace(m, price_input=float(given), price_output=float(out)) if m.label == label else m
                 for m in models or [evals.Model.parse(s) for s in suite.models]
             ]
-        limits = {k: int(v) for k, _, v in (item.partition("=") for item in args.max_requests)}
+        limits = {k: int(v) for k, _, v in (item.partition("=") for item in options.get("max_requests", []))}
+        variants = evals.load_variants(args.variants) if options.get("variants") else None
         report = evals.run(
             suite,
             models=models,
@@ -275,22 +279,53 @@ def _eval(args: argparse.Namespace) -> int:
             client=args.scheduler,
             concurrency=args.concurrency,
             retries=args.retries,
-            start_url=args.url,
+            start_url=options.get("url"),
             output=args.output_dir,
             provider_limits=limits,
-            native_webmcp=args.native,
+            native_webmcp=options.get("native", False),
             progress=not args.quiet,
+            variants=variants,
         )
+    except ConfigurationError as exc:
+        print(f"webmcp-nb eval: {visible(_in_shell_words(exc))}", file=sys.stderr)
+        return 2
     except (evals.SuiteError, ValueError, OSError) as exc:
-        print(f"webmcp-nb eval: {exc}", file=sys.stderr)
+        print(f"webmcp-nb eval: {visible(exc)}", file=sys.stderr)
         return 2
     print(report)
     if report.directory is not None:
-        print(f"report: {(report.directory / 'report.html').resolve()} (and report.json; sessions in runs/)")
+        print(f"report: {visible((report.directory / 'report.html').resolve())} (and report.json; sessions in runs/)")
     if not report.ok(args.threshold):
         print(f"below the threshold ({args.threshold:.0%} success, no errors)", file=sys.stderr)
         return 1
     return 0
+
+
+def _in_shell_words(exc: Exception) -> str:
+    """A configuration error as a shell user acts on it: the variable to export, not a notebook cell."""
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and data.get("variable"):
+        variable = data["variable"]
+        return (
+            f"no API key for {data.get('model')}: {variable} is not set. Set it in this shell (export "
+            f"{variable}=…) and run the command again, or try the suite with no key: -m scripted:FILE (the "
+            "shipped suites have scripted models: -m scripted:flights, -m scripted:shop). No run was started."
+        )
+    return str(exc)
+
+
+EVAL_MODES = {
+    "local": (
+        "tools from a schema.json, mock outputs, no browser",
+        {"tools", "model", "variants", "price", "max_requests"},
+    ),
+    "browser": (
+        "a fresh Chromium per run on the live page",
+        {"url", "native", "model", "variants", "price", "max_requests"},
+    ),
+    "smoke": ("the expected calls with sample arguments, no model (CI)", {"url", "native"}),
+}
+"""Each eval mode, its help, and the options only it takes (the rest are shared)."""
 
 
 def _command(sub: Any, name: str, text: str, description: str | None = None) -> argparse.ArgumentParser:
@@ -305,31 +340,45 @@ def _eval_parser(sub: Any) -> None:
         "eval",
         "run an eval suite (webmcp-evals' files or native ones); exits 1 below --threshold",
         description="Modes: local (tools from a schema file, mocked outputs), browser (a live page), smoke (the "
-        "expected calls with sample arguments, no model). Keys come from the environment only.",
+        "expected calls with sample arguments, no model). Keys come from the environment only; -m scripted:FILE "
+        "(or scripted:flights, scripted:shop) is a stand-in model that needs none.",
     )
     modes = evaluation.add_subparsers(dest="mode", required=True)
-    for mode, text in (
-        ("local", "tools from a schema.json, mock outputs, no browser"),
-        ("browser", "a fresh Chromium per run on the live page"),
-        ("smoke", "the expected calls with sample arguments, no model (CI)"),
-    ):
+    for mode, (text, own) in EVAL_MODES.items():
         p = _command(modes, mode, text)
         source = p.add_mutually_exclusive_group(required=True)
         source.add_argument("-e", "--evals", help="a suite file: webmcp-evals' evals.json, or a native YAML/JSON")
         source.add_argument("--suite", help="a shipped suite: flights or shop (the bundled demos)")
-        p.add_argument("-t", "--tools", help="local mode: the tools, as webmcp-evals' schema.json")
-        p.add_argument("-u", "--url", help="the start URL (default: the suite's; demo:PATH serves the bundled demos)")
-        p.add_argument("-m", "--model", action="append", default=[], help="provider:model[@base_url], repeatable")
+        if "tools" in own:
+            p.add_argument("-t", "--tools", help="the tools, as webmcp-evals' schema.json (else the suite's tools:)")
+        if "url" in own:
+            p.add_argument(
+                "-u", "--url", help="the start URL (default: the suite's; demo:PATH serves the bundled demos)"
+            )
+        if "model" in own:
+            p.add_argument(
+                "-m", "--model", action="append", default=[],
+                help="provider:model[@base_url], or scripted:FILE (a scripted stand-in, no key); repeatable",
+            )  # fmt: skip
+        if "variants" in own:
+            p.add_argument(
+                "--variants", metavar="FILE",
+                help="tool variants (YAML/JSON: {variant: {tool: {description, title, input_schema}}}): every task "
+                "runs under each, and the report says which wins",
+            )  # fmt: skip
         p.add_argument("-r", "--repeats", "--runs", type=int, default=None, help="runs per task and model")
         p.add_argument("--engine", choices=["local", "dask"], default="local", help="where runs go (default: local)")
         p.add_argument("--scheduler", help="dask: a scheduler address (default: a LocalCluster here)")
-        p.add_argument("--concurrency", type=int, default=2, help="browsers at once (local), or workers started")
+        p.add_argument("--concurrency", type=int, default=2, help="runs at once (local), or workers started")
         p.add_argument("--retries", type=int, default=1, help="tries again after a browser or endpoint error")
         p.add_argument("--threshold", type=float, default=1.0, help="the success rate each model must reach")
-        p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
-        p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
+        if "price" in own:
+            p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
+        if "max_requests" in own:
+            p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
         p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
-        p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
+        if "native" in own:
+            p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_eval)
 

@@ -103,7 +103,9 @@ export const LOG_FAMILIES = Object.freeze({
   "note": "notes",
   "replay": "tool calls",
   "grant": "sites",
-  "bridge": "agent"
+  "bridge": "agent",
+  "override": "tool calls",
+  "verdict": "agent"
 });
 export const LOG_PROBLEMS = Object.freeze([
   "agent.error",
@@ -117,7 +119,9 @@ export const LOG_PROBLEMS = Object.freeze([
   "tool.denied",
   "tool.failed",
   "tool.refused",
-  "tools.omitted"
+  "tools.omitted",
+  "verdict.error",
+  "verdict.fail"
 ]);
 export const LOG_QUIET = Object.freeze([
   "model.delta",

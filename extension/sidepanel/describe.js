@@ -149,7 +149,18 @@ export function describe(event) {
     case 'bridge.closed': return 'chat bridge closed';
     case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: offered to the user as a button`;
     case 'bridge.problem': return `in the chat page: ${d.text ?? ''}`;
+    case 'override.set': {
+      const fields = d.fields && typeof d.fields === 'object' && !Array.isArray(d.fields) ? Object.keys(d.fields) : [];
+      const listed = Array.isArray(d.differences) ? d.differences.map(String).join('; ') : '';
+      const differs = listed ? `; its schema differs from the page's: ${listed}` : '';
+      return `${tool}: ${fields.join(', ') || 'text'} overridden here (the page's own tool still runs)${differs}`;
+    }
+    case 'override.cleared': return `${names(d.tools)}: the page's own text again`;
     default: {
+      if (String(event.kind).startsWith('verdict.')) {
+        const why = Array.isArray(d.reasons) ? d.reasons.map(String).join('; ') : '';
+        return `${d.by ?? 'eval'}: ${String(event.kind).slice('verdict.'.length)}${why ? ` — ${clip(why, 600)}` : ''}`;
+      }
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';
     }

@@ -186,6 +186,8 @@ class ModelIO:
                     self._emit("model.prompt_mode", reason=message[:300])
                     continue
                 raise ModelError(f"the model endpoint refused the request: {exc}") from exc
+            except openai.APIConnectionError as exc:
+                raise ModelError(f"the model endpoint {self.provider.base_url} cannot be reached: {exc}") from exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"the model endpoint failed: {type(exc).__name__}: {exc}") from exc
             self._emit(

@@ -115,7 +115,7 @@ def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
     specs: dict[str, ToolSpec] = {}
     for tool in tools:
         name = model_name(getattr(tool, "qualified_name", tool.name), set(specs))
-        parameters, wrapped = normalize_schema(tool.info.input_schema)
+        parameters, wrapped = normalize_schema(tool.input_schema)  # an override's, when there is one
         untrusted = tool.annotations.get("untrustedContentHint") is True
         description = description_for_model(tool.description, tool.title, tool.name, tool.risk, untrusted)
         function = {"name": name, "description": description, "parameters": parameters}

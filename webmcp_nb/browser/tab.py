@@ -141,7 +141,11 @@ class Tab:
                     if not self._info.tools_omitted:
                         raise
                     tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
-            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+            try:
+                await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+            except InvalidArgumentsError as exc:
+                _name_the_override(exc, tool)
+                raise
         except (ToolNotFoundError, InvalidArgumentsError) as exc:  # refused here: the page never sees the call
             field = exc.field if isinstance(exc, InvalidArgumentsError) else None
             events.emit(
@@ -310,6 +314,20 @@ UNLISTED = "unlisted"
 def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
     note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
     return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+def _name_the_override(exc: InvalidArgumentsError, tool: Tool) -> None:
+    """A call the page's schema refused, of a tool whose schema is overridden here: say which schema counts and
+    where the two differ."""
+    if tool.override is None or tool.override.input_schema is None:
+        return
+    differences = tool.differences
+    where = f" They differ: {'; '.join(differences)}." if differences else ""
+    exc.message = (
+        f"{exc.message.rstrip('.')}. (Checked against the page's own schema: the input_schema shown to models is a "
+        f"local override, tab.tools.overrides.{where})"
+    )
+    exc.args = (exc.message,)
 
 
 def _say_what_next(exc: WebMCPError, limit: float) -> None:

@@ -46,6 +46,8 @@ FAMILIES: dict[str, str] = {
     "replay": "tool calls",
     "grant": "sites",
     "bridge": "agent",
+    "override": "tool calls",
+    "verdict": "agent",
 }
 """Each kind's first part → the group a filter shows it in."""
 
@@ -62,6 +64,8 @@ PROBLEMS = {
     "replay.diverged",
     "grant.refused",
     "bridge.problem",
+    "verdict.fail",
+    "verdict.error",
 }
 """Kinds that mean something went wrong (or was stopped): views highlight them."""
 
@@ -258,6 +262,17 @@ def describe(event: Event) -> str:
         return f"{call_text(tool, data.get('arguments'), 80)} written without its tags: offered to the user as a button"
     if kind == "bridge.problem":
         return f"in the chat page: {data.get('text', '')}"
+    if kind == "override.set":
+        fields: list[str] = list(data["fields"]) if isinstance(data.get("fields"), dict) else []
+        found = data.get("differences")
+        differs = "; ".join(map(str, found)) if isinstance(found, list) else ""
+        differs = f"; its schema differs from the page's: {differs}" if differs else ""
+        return f"{tool}: {', '.join(fields) or 'text'} overridden here (the page's own tool still runs){differs}"
+    if kind == "override.cleared":
+        return f"{_names(data.get('tools'))}: the page's own text again"
+    if kind.startswith("verdict."):
+        why = "; ".join(str(r) for r in data.get("reasons") or []) if isinstance(data.get("reasons"), list) else ""
+        return f"{data.get('by', 'eval')}: {kind.partition('.')[2]}" + (f" — {clip(why, 600)}" if why else "")
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
 

@@ -439,7 +439,7 @@ class WebMCPServer:
             tool = self.tab._tools.get(key)
             if tool is None:
                 continue
-            schema, _ = normalize_schema(tool.info.input_schema)
+            schema, _ = normalize_schema(tool.input_schema)  # an override's, when the notebook set one
             listed.append(
                 types.Tool(
                     name=self._names.name(key),

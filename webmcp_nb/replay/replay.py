@@ -5,6 +5,10 @@ stands in for the model, so no API key is needed) while the tool calls run again
 ``replay_calls`` repeats the recorded tool calls in order. Each result is compared with the recording;
 ``ignore`` drops volatile fields (dotted paths, ``*`` matches one level) and ``tolerance`` accepts numbers
 that differ by at most that much.
+
+Tool overrides the session recorded (``override.set``/``override.cleared``) are applied to the tab again where
+they happened (before the turn or the call that followed them), so the replay shows the model what the recording
+showed it; the tab's own overrides are put back afterwards.
 """
 
 from __future__ import annotations
@@ -137,6 +141,35 @@ def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> l
     return steps
 
 
+class _Overrides:
+    """The recording's tool overrides, applied to the replay's tab in the order they were made, up to a point of
+    the recording; the tab's own overrides come back at the end."""
+
+    def __init__(self, session: Session, tab: Tab) -> None:
+        self.tab = tab
+        self.pending = [e for e in session.events if e.kind in ("override.set", "override.cleared")]
+        self.before = dict(tab.tools.overrides)
+        self.applied = False
+
+    def until(self, seq: float) -> None:
+        """Apply what the recording did before its event ``seq``."""
+        while self.pending and self.pending[0].seq < seq:
+            event = self.pending.pop(0)
+            data = event.data
+            self.applied = True
+            if event.kind == "override.set" and isinstance(data.get("fields"), dict):
+                self.tab.tools.override(str(data.get("tool")), **data["fields"], missing_ok=True)
+            elif event.kind == "override.cleared" and isinstance(data.get("tools"), list):
+                self.tab.tools.clear_overrides(*map(str, data["tools"]))
+
+    def restore(self) -> None:
+        if not self.applied:
+            return
+        self.tab.tools.clear_overrides()
+        for name, found in self.before.items():
+            self.tab.tools.override(name, **found.fields, missing_ok=True)
+
+
 def _progress(total: int, show: bool) -> Any:
     from tqdm.auto import tqdm
 
@@ -213,7 +246,10 @@ async def areplay_calls(
     recorded = recorded_steps(session, mcp=set(by_name))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
+    overrides = _Overrides(session, tab)
+    first = next(iter(session.filter("tool.called")), None)
     try:
+        overrides.until(first.seq if first is not None else float("inf"))
         for tool, arguments, _, _, server in recorded:
             try:
                 if server is not None:
@@ -226,6 +262,7 @@ async def areplay_calls(
                 checker.check(tool, arguments, None, exc.code.value)
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
+        overrides.restore()
         replay.close()
     report.session = replay
     return report
@@ -249,7 +286,6 @@ async def areplay_agent(
         )
         for e in session.filter("model.response")
     ]
-    tasks = [e.data["task"] for e in session.filter("agent.turn.started")]
     decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     recorded = recorded_steps(session)
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
@@ -271,6 +307,7 @@ async def areplay_agent(
             arguments.append(event.data.get("arguments"))
 
     arguments: list[Any] = []
+    overrides = _Overrides(session, tab)
     unsubscribe = tab.browser.events.subscribe(listen)
     server = ScriptedServer(replies)
     try:
@@ -290,10 +327,12 @@ async def areplay_agent(
             turn_timeout=600,
             mcp_servers=stand_ins,
         )
-        for task in tasks:
-            await agent.arun(task)
+        for turn in session.filter("agent.turn.started"):
+            overrides.until(turn.seq)
+            await agent.arun(turn.data["task"])
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
+        overrides.restore()
         unsubscribe()
         server.close()
         replay.close()

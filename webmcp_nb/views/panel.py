@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from ..agent.providers import PRESETS
-from ..browser.tools import risk_label
+from ..browser.tools import Tool, risk_label
 from ..core import _loop
 from ..core.agent_rules import CONFIRM, default_provider
 from ..core.describe import FAMILIES, PROBLEMS, QUIET, actor, describe, family, stamp
@@ -46,6 +46,18 @@ LINE = W.Layout(width="auto", min_width="0", margin="0")
 """Every log line's layout (shared: one model, not one per line)."""
 KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}
 RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
+
+
+REFRESHING = {
+    "tools.changed", "navigation", "skill.injected", "skill.failed", "skills.changed", "override.set",
+    "override.cleared",
+}  # fmt: skip
+"""Events after which the panel shows the tab's tools again."""
+
+
+def _marks(tool: Tool) -> list[str]:
+    """What the tools list says beside a tool's name: its source, its risk, and whether it is overridden here."""
+    return [tool.source, tool.risk_label] + (["overridden"] if tool.override is not None else [])
 
 
 def _risk_html(risk: str | None) -> str:
@@ -143,7 +155,7 @@ class ToolsInspector(W.VBox):
     def refresh(self) -> None:
         tab = None if self.owner.browser.closed else self.owner.tab
         tools = list(tab.tools.values()) if tab else []
-        options = [(visible(f"{t.name}  [{t.source}, {t.risk_label}]"), t.name) for t in tools]
+        options = [(visible(f"{t.name}  [{', '.join(_marks(t))}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
             target = self._wanted if self._wanted in [o[1] for o in options] else None
             self._refreshing = True  # the page's tools changed: keep the user's choice, its form and result
@@ -155,6 +167,8 @@ class ToolsInspector(W.VBox):
                 self._refreshing = False
             if target != self._shown:
                 self._show(target)
+        if self._shown is not None:
+            self._show(self._shown)  # its text may have changed (an override): the form stays unless its schema did
         self._say_what_next(len(options))
 
     def _say_what_next(self, count: int) -> None:
@@ -224,8 +238,16 @@ class ToolsInspector(W.VBox):
             self.details.value, self.form_box.children = "", ()
             return
         schema = json.dumps(tool.input_schema, indent=1)
+        override = tool.override
+        note = (
+            f"<div style='color:#8250df'>Overridden here ({escape(', '.join(override.fields))}): models and views see "
+            "this text; calls reach the page's own tool, checked against its own schema."
+            f"{''.join(f'<br>⚠ {escape(d)}' for d in tool.differences)}</div>"
+            if override is not None
+            else ""
+        )
         self.details.value = (
-            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}"
+            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}{note}"
             f'<div style="overflow-wrap:anywhere">{escape(tool.description)}</div>'
             f"<details><summary>input schema</summary>"
             f'<pre style="white-space:pre-wrap;overflow-wrap:anywhere">{escape(clip(schema, 8000))}</pre></details>'
@@ -602,7 +624,7 @@ class Panel(W.VBox):
             self.grant_cards[str(event.data.get("id"))].resolved(event)
         elif event.kind == "grant.changed":
             self.sites.refresh()
-        if event.kind in ("tools.changed", "navigation", "skill.injected", "skill.failed", "skills.changed"):
+        if event.kind in REFRESHING:
             self.refresh()
 
     def close(self) -> None:
