@@ -543,6 +543,14 @@ def test_connect_says_why_no_browser_came(account: Home, polyfill_browser):
     assert "paired before but is not connected" in why()
 
 
+def _inject_once_allowed(tab: wm.Tab, skill: Skill) -> wm.InjectionResult | None:
+    """The injection, or ``None`` while Chrome has not yet given the running worker ``chrome.userScripts``."""
+    try:
+        return tab.inject(skill)
+    except wm.PermissionDeniedError:
+        return None
+
+
 @pytest.mark.browser
 @pytest.mark.timeout(120)
 def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
@@ -563,8 +571,8 @@ def test_turning_user_scripts_on_takes_effect_without_restarting_chrome(server):
                      {extensionId: id, userScriptsAccess: true}, resolve))""",
                 EXTENSION_ID,
             )
-        result = tab.inject(skill)  # the same browser, the same worker: no restart
-        assert result.ok and "readCart" in tab.tools
+        result = eventually(lambda: _inject_once_allowed(tab, skill), 30, "the toggle to reach the running worker")
+        assert result.ok and "readCart" in tab.tools  # the same browser, the same worker: no restart
         eventually(lambda: browser.info.user_scripts, 10, "the browser to report user scripts on")
         assert any(e.kind == "browser.updated" and e.data["user_scripts"] for e in browser.events.events)
     finally:
