@@ -37,8 +37,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._version import __version__
@@ -52,6 +52,7 @@ from ..core.errors import WebMCPError
 from ..core.events import Event
 from ..link._sockets import spawn
 from ..link.protocol import Method, ToolKey
+from ._stdio import stdio_streams
 
 __all__ = ["serve", "WebMCPServer", "Options", "PAGE_PREFIX", "PAGE_NAME_LIMIT", "FIXED_TOOLS"]
 
@@ -417,7 +418,8 @@ class WebMCPServer:
             self._legacy = ctx.session
         info = getattr(ctx.session.client_params, "client_info", None)
         name = getattr(info, "name", "") or ""
-        await asyncio.wait_for(self._ready.wait(), STARTUP_WAIT)
+        if not self._ready.is_set():
+            await asyncio.wait_for(self._ready.wait(), STARTUP_WAIT)
         if name and name != self._client_name and self.browser is not None and self._startup_error is None:
             self._client_name = name
             with contextlib.suppress(WebMCPError):
@@ -675,7 +677,9 @@ def _tab_summary(tab: Tab, names: _PageNames) -> dict[str, Any]:
 
 async def _with_progress(ctx: ServerRequestContext[Any, Any], what: str, work: Awaitable[T]) -> T:
     """``work``'s result, with a progress notification when it starts and every second while it runs (only to
-    clients that asked for progress). Cancelling this cancels ``work``."""
+    clients that asked for progress: for the others it is just awaited). Cancelling this cancels ``work``."""
+    if progress_token_from_params(ctx.params) is None:
+        return await work
     task = asyncio.ensure_future(work)
     started = time.monotonic()
     try:
@@ -694,7 +698,7 @@ async def _with_progress(ctx: ServerRequestContext[Any, Any], what: str, work: A
 
 
 async def _serve(options: Options) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         app = WebMCPServer(options)
         starting = asyncio.ensure_future(app.start())
         init = app.server.create_initialization_options(NotificationOptions(tools_changed=True))

@@ -1,0 +1,77 @@
+"""What ``webmcp-nb mcp``'s fast paths must keep, checked through the SDK's own client: the stdio wire read and
+written by the event loop keeps stray output off it, with the SDK's own transport when stdin is not a pipe."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp_peers import server_env
+
+# A low-level SDK server on webmcp-nb's stdio wire, whose tool writes to stdout three ways before it answers.
+NOISY_SERVER = textwrap.dedent(
+    """
+    import asyncio, os, subprocess, sys
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from webmcp_nb.mcp._stdio import stdio_streams
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[types.Tool(name="noisy", input_schema={"type": "object"})])
+
+    async def call_tool(ctx, params):
+        print("a stray print")
+        os.write(1, b"a stray write to fd 1\\n")
+        subprocess.run([sys.executable, "-c", "print('a child process on our stdout')"], check=True)
+        return types.CallToolResult(content=[types.TextContent(text="quiet " + "x" * 200_000)])
+
+    async def main():
+        server = Server("noisy", on_list_tools=list_tools, on_call_tool=call_tool)
+        async with stdio_streams() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_stray_output_misses_the_stdio_wire(mode: str, tmp_path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(NOISY_SERVER)
+    params = StdioServerParameters(command=sys.executable, args=[str(script)], env=server_env())
+
+    async def run(errlog: Any) -> None:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as client:
+            for _ in range(3):
+                result = await client.call_tool("noisy", {})
+                assert result.content[0].text == "quiet " + "x" * 200_000  # longer than a pipe's buffer
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        anyio.run(run, errlog)
+    log = (tmp_path / "server.log").read_text()
+    for stray in ("a stray print", "a stray write to fd 1", "a child process on our stdout"):
+        assert log.count(stray) == 3  # on stderr, where the wire's fd 1 points while the server runs
+
+
+def test_a_stdin_that_is_not_a_pipe_is_served_by_the_sdks_own_transport(tmp_path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(NOISY_SERVER)
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "file", "version": "1"}}},
+    ]  # fmt: skip
+    (tmp_path / "requests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in requests))
+    with open(tmp_path / "requests.jsonl") as stdin:  # a regular file: no pipe transport for it
+        done = subprocess.run(
+            [sys.executable, str(script)], stdin=stdin, capture_output=True, text=True, env=server_env(), timeout=60
+        )
+    (reply,) = map(json.loads, done.stdout.splitlines())  # then end of file: the server ends
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "noisy", done.stderr
