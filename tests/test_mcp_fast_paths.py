@@ -1,5 +1,7 @@
-"""What ``webmcp-nb mcp``'s fast paths must keep, checked through the SDK's own client: the stdio wire read and
-written by the event loop keeps stray output off it, with the SDK's own transport when stdin is not a pipe."""
+"""What ``webmcp-nb mcp``'s fast paths must keep, checked through the SDK's own client: a listing right after a call
+that changed the page's tools shows the change (the server no longer asks the page after every call that may
+change it, only after those the page says did; even a read-only one); and the stdio wire read and written by the
+event loop keeps stray output off it, with the SDK's own transport when stdin is not a pipe."""
 
 from __future__ import annotations
 
@@ -13,7 +15,36 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp_peers import server_env
+from mcp_peers import server_env, webmcp_nb_mcp
+
+SPAWNED = 500  # tools a call registers: 3 MB of descriptions to report (each under the mirror's 8 k)
+
+
+async def _listed(client: Client) -> dict[str, Any]:
+    return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_listing_right_after_a_call_shows_what_the_call_changed(mode: str, server, tmp_path) -> None:
+    spawned = {f"page_s{i}" for i in range(SPAWNED)}
+
+    async def run(errlog: Any) -> None:
+        params = webmcp_nb_mcp("--launch", "--url", server.url("t/spawning.html"))
+        async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as client:
+            before = await _listed(client)  # the page has loaded, with its tools, before the first answer
+            assert "page_spawn" in before and before["page_spawn"].annotations.read_only_hint
+
+            for label in ("first", "second"):  # then the same names again: only their descriptions tell
+                arguments = {"count": SPAWNED, "size": 6000, "label": label}
+                assert not (await client.call_tool("page_spawn", arguments)).is_error
+                listed = await _listed(client)  # at once: no waiting for the list-change notification
+                assert spawned <= set(listed)
+                assert all(listed[name].description.endswith(f" {label}") for name in spawned), label
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        anyio.run(run, errlog)
+
 
 # A low-level SDK server on webmcp-nb's stdio wire, whose tool writes to stdout three ways before it answers.
 NOISY_SERVER = textwrap.dedent(

@@ -51,7 +51,7 @@ from ..core.agent_rules import risk_of
 from ..core.errors import WebMCPError
 from ..core.events import Event
 from ..link._sockets import spawn
-from ..link.protocol import Method, ToolKey
+from ..link.protocol import PAGE_SOURCES, Method, ToolKey
 from ._stdio import stdio_streams
 
 __all__ = ["serve", "WebMCPServer", "Options", "PAGE_PREFIX", "PAGE_NAME_LIMIT", "FIXED_TOOLS"]
@@ -507,12 +507,15 @@ class WebMCPServer:
         *,
         frame: int | None,
     ) -> types.CallToolResult:
-        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call. After
-        a call that may change the page, its tools are asked for (as the agent does), so the reply comes after
-        any list change it caused has been announced and a client that lists again sees it."""
+        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call.
+
+        The reply comes after any change the call made to the page's tools reached ``tab.tools`` (a page's call
+        returns only then: its frame says when the tools changed), so a client that lists again sees it. A
+        skill's tool cannot say (its world does not see the page's tools): after one that may change the page,
+        the frames are asked, as the agent does."""
         tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
         result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, arguments, frame=frame))
-        if tool is None or not tool.read_only:
+        if tool is not None and tool.source not in PAGE_SOURCES and not tool.read_only:
             with contextlib.suppress(WebMCPError):  # (a call that closed or navigated the tab)
                 await tab.arefresh_tools()
         return _text(result.text, error=result.is_error)
