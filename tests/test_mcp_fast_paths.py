@@ -1,7 +1,8 @@
 """What ``webmcp-nb mcp``'s fast paths must keep, checked through the SDK's own client: a listing right after a call
 that changed the page's tools shows the change (the server no longer asks the page after every call that may
-change it, only after those the page says did; even a read-only one); and the stdio wire read and written by the
-event loop keeps stray output off it, with the SDK's own transport when stdin is not a pipe."""
+change it, only after those the page says did); a listing served from the cache follows every change of the
+page's tools; and the stdio wire read and written by the event loop keeps stray output off it, with the SDK's own
+transport when stdin is not a pipe."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def test_a_listing_right_after_a_call_shows_what_the_call_changed(mode: str, ser
         async with Client(stdio_client(params, errlog=errlog), mode=mode, cache=None) as client:
             before = await _listed(client)  # the page has loaded, with its tools, before the first answer
             assert "page_spawn" in before and before["page_spawn"].annotations.read_only_hint
+            assert await _listed(client) == before  # unchanged: the same listing (from the cache)
 
             for label in ("first", "second"):  # then the same names again: only their descriptions tell
                 arguments = {"count": SPAWNED, "size": 6000, "label": label}
