@@ -14,25 +14,30 @@ Chromium too, so nothing downloads. One browser runs at a time. See bench/README
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
+from anyio.from_thread import BlockingPortal, start_blocking_portal
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp_types import methods
 
 import webmcp_nb as wm
-from bench.harness import MIN_SAMPLES, Stats, _get, machine, measure
+from bench.harness import Stats, _get, machine
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import DemoServer, serve_demo
 
@@ -49,22 +54,24 @@ READY_WAIT = 60.0
 
 @dataclass(frozen=True)
 class Plan:
-    """How much to run: ``calls`` per measured call kind, ``listings`` of the 1,000-tool page, ``runs`` rounds
-    of every server. A measurement also stops after ``budget`` seconds (with at least ``MIN_SAMPLES``)."""
+    """How much to run: ``calls`` per measured call kind and ``listings`` of the 1,000-tool page, in ``blocks``
+    interleaved blocks, ``runs`` times. A measurement stops short once it took ``budget`` seconds (Playwright
+    MCP's default waits 500 ms after each call)."""
 
     calls: int
     listings: int
     runs: int
     warmup: int
     budget: float
+    blocks: int
     quick: bool = False
 
     @classmethod
     def make(cls, *, quick: bool = False, iterations: int | None = None, runs: int | None = None) -> Plan:
         n = iterations or (30 if quick else 300)
         if quick:
-            return cls(n, max(5, n // 6), runs or 1, 5, 3.0, quick=True)
-        return cls(n, max(10, n // 10), runs or 3, 20, 12.0)
+            return cls(n, max(6, n // 5), runs or 1, 5, 3.0, 3, quick=True)
+        return cls(n, max(30, n // 10), runs or 3, 20, 12.0, 6)
 
 
 # ----- the servers -----
@@ -230,60 +237,154 @@ def _bulk(names: list[str]) -> int:
 
 
 @asynccontextmanager
-async def _session(peer: Peer, params: StdioServerParameters, log: Path) -> AsyncIterator[Client]:
-    with log.open("a") as errlog:  # a real file: the client's default stderr handling needs a file descriptor
-        async with Client(stdio_client(params, errlog=errlog), mode=peer.mode, cache=None) as client:  # type: ignore[arg-type]
-            yield client
+async def _opened(peer: Peer, server: DemoServer, scratch: Path) -> AsyncIterator[tuple[Client, Any]]:
+    """A client on ``peer``, its tab showing ``PAGE`` with every tool there: (client, handle)."""
+    url = server.url(PAGE)
+    with (scratch / f"{peer.key}.log").open("a") as errlog:  # a real file: the client's stderr handling needs one
+        transport = stdio_client(peer.command(url, scratch), errlog=errlog)
+        async with Client(transport, mode=peer.mode, cache=None) as client:  # type: ignore[arg-type]
+            handle = await peer.start(client)
+            if not peer.opens_url:
+                await peer.navigate(client, handle, url)
+            await _shows(peer, client, handle, lambda names: WRITABLE in names, f"{WRITABLE} on {PAGE}")
+            yield client, handle
 
 
-async def ameasure(op: Callable[[], Awaitable[object]], n: int, *, warmup: int, budget: float) -> dict[str, Any]:
-    """``await op()`` ``n`` times in a row after ``warmup`` calls; stops after ``budget`` seconds (≥ 10 samples)."""
-    for _ in range(warmup):
-        await op()
-    samples: list[float] = []
+@dataclass
+class Series:
+    """One measurement's samples (seconds) and wall time, gathered over several blocks."""
+
+    samples: list[float] = field(default_factory=list)
+    wall: float = 0.0
+
+    def stats(self) -> dict[str, Any]:
+        return Stats(self.samples, self.wall).as_dict()
+
+
+def _block(series: Series, op: Callable[[], object], n: int, budget: float) -> None:
+    """``op()`` ``n`` times in a row from this thread, or fewer once ``budget`` seconds passed (at least one)."""
+    start = time.perf_counter()
+    for _ in range(n):
+        began = time.perf_counter()
+        op()
+        series.samples.append(time.perf_counter() - began)
+        if began - start > budget:
+            break
+    series.wall += time.perf_counter() - start
+
+
+async def _ablock(series: Series, op: Callable[[], Awaitable[object]], n: int, budget: float) -> None:
+    """``await op()`` ``n`` times in a row, or fewer once ``budget`` seconds passed (at least one)."""
     start = time.perf_counter()
     for _ in range(n):
         began = time.perf_counter()
         await op()
-        samples.append(time.perf_counter() - began)
-        if began - start > budget and len(samples) >= MIN_SAMPLES:
+        series.samples.append(time.perf_counter() - began)
+        if began - start > budget:
             break
-    return Stats(samples, time.perf_counter() - start).as_dict()
+    series.wall += time.perf_counter() - start
 
 
-async def measure_peer(peer: Peer, server: DemoServer, plan: Plan, scratch: Path) -> dict[str, Any]:
-    """One server: read-only and not read-only calls on the 4-tool page, then the 1,000-tool page listed."""
-    url, big = server.url(PAGE), server.url(BIG_PAGE)
-    opts = {"warmup": 2 if peer.slow else plan.warmup, "budget": plan.budget}
-    async with _session(peer, peer.command(url, scratch), scratch / f"{peer.key}.log") as client:
-        handle = await peer.start(client)
-        if not peer.opens_url:
-            await peer.navigate(client, handle, url)
-        await _shows(peer, client, handle, lambda names: WRITABLE in names, f"{WRITABLE} on {PAGE}")
-        out: dict[str, Any] = {"protocol": client.protocol_version, "server": _server_info(client)}
-        for kind, tool in (("read_only", READ_ONLY), ("writable", WRITABLE)):
-            out[kind] = await ameasure(lambda t=tool: peer.call(client, handle, t), plan.calls, **opts)  # type: ignore[misc]
-        await peer.navigate(client, handle, big)
-        await _shows(peer, client, handle, lambda names: _bulk(names) == BIG_TOOLS, f"the tools of {BIG_PAGE}")
-        listing = await ameasure(lambda: peer.names(client, handle), plan.listings, warmup=2, budget=plan.budget)
-        tools = _bulk(await peer.names(client, handle))
-        out["list_1000"] = {**listing, "tools": tools, "how": peer.list_label}
-    return out
+async def _warm(op: Callable[[], Awaitable[object]], n: int) -> None:
+    for _ in range(n):
+        await op()
+
+
+@dataclass
+class Subject:
+    """Something measured in a run: a peer's client, or tab.call (``client`` None); its measurements by kind."""
+
+    key: str
+    peer: Peer | None = None
+    client: Client | None = None
+    handle: Any = None
+    series: dict[str, Series] = field(default_factory=dict)
+    protocol: str = "–"
+    server: str = "–"
+    tools: int = 0  # the 1,000-tool page's tools the client saw, after the listings
+    listing: types.ListToolsResult | None = None  # that page's tools/list, when that is how the peer lists them
+
+
+def measure_run(subjects: list[Subject], tab: wm.Tab, server: DemoServer, plan: Plan, portal: BlockingPortal) -> None:
+    """Interleaved blocks: each subject's read-only calls, then its not read-only calls, in turn, ``plan.blocks``
+    times, so the machine's drift in a run (other work on its cores) falls on every subject alike; then the
+    1,000-tool page listed the same way. Warm-up calls come before the first block."""
+    per_block, budget = max(1, plan.calls // plan.blocks), plan.budget / plan.blocks
+    kinds = (("read_only", READ_ONLY), ("writable", WRITABLE))
+    for subject in subjects:
+        for kind, tool in kinds:
+            subject.series[kind] = Series()
+            if subject.peer is None:
+                for _ in range(plan.warmup):
+                    tab.call(tool)
+            else:
+                warmup = 2 if subject.peer.slow else plan.warmup
+                portal.call(_warm, _call_of(subject, tool), warmup)
+    for _ in range(plan.blocks):
+        for subject in subjects:
+            for kind, tool in kinds:
+                if subject.peer is None:
+                    _block(subject.series[kind], lambda t=tool: tab.call(t), per_block, budget)  # type: ignore[misc]
+                else:
+                    portal.call(_ablock, subject.series[kind], _call_of(subject, tool), per_block, budget)
+    listed = [subject for subject in subjects if subject.peer is not None]
+    for subject in listed:
+        portal.call(_load_big, subject, server.url(BIG_PAGE))
+        subject.series["list_1000"] = Series()
+    per_block = max(1, plan.listings // plan.blocks)
+    for _ in range(plan.blocks):
+        for subject in listed:
+            portal.call(_ablock, subject.series["list_1000"], _list_of(subject), per_block, budget)
+    for subject in listed:
+        portal.call(_last_listing, subject)
+
+
+def _call_of(subject: Subject, tool: str) -> Callable[[], Awaitable[None]]:
+    peer, client, handle = subject.peer, subject.client, subject.handle
+    assert peer is not None and client is not None
+    return lambda: peer.call(client, handle, tool)
+
+
+def _list_of(subject: Subject) -> Callable[[], Awaitable[list[str]]]:
+    peer, client, handle = subject.peer, subject.client, subject.handle
+    assert peer is not None and client is not None
+    return lambda: peer.names(client, handle)
+
+
+async def _load_big(subject: Subject, url: str) -> None:
+    peer, client = subject.peer, subject.client
+    assert peer is not None and client is not None
+    await peer.navigate(client, subject.handle, url)
+    await _shows(peer, client, subject.handle, lambda names: _bulk(names) == BIG_TOOLS, f"the tools of {BIG_PAGE}")
+    await _warm(_list_of(subject), 2)
+
+
+async def _last_listing(subject: Subject) -> None:
+    assert subject.peer is not None and subject.client is not None
+    subject.tools = _bulk(await subject.peer.names(subject.client, subject.handle))
+    if subject.peer.list_label == "tools/list":
+        subject.listing = await subject.client.list_tools()
+
+
+def client_share(listing: types.ListToolsResult, protocol: str, repeat: int = 10) -> float:
+    """Milliseconds the SDK's client spends taking a ``tools/list`` reply like ``listing`` apart on its own,
+    measured here without any server: parsing the JSON-RPC line, checking the result against the protocol's
+    schema and building the ``ListToolsResult`` (what its stdio transport and session do with every reply)."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": listing.model_dump(by_alias=True, mode="json",
+                                                                               exclude_none=True)})  # fmt: skip
+    samples = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        raw = types.jsonrpc_message_adapter.validate_json(line, by_name=False).result  # type: ignore[union-attr]
+        methods.validate_server_result("tools/list", protocol, raw)
+        types.ListToolsResult.model_validate(raw, by_name=False)
+        samples.append(time.perf_counter() - began)
+    return round(statistics.median(samples) * 1000, 3)
 
 
 def _server_info(client: Client) -> str:
     info = client.server_info
     return f"{info.name} {info.version}" if info is not None else "?"
-
-
-def measure_tab_call(server: DemoServer, plan: Plan) -> dict[str, Any]:
-    """``tab.call`` from this thread on the same page, in a browser ``wm.launch`` started: no MCP in between."""
-    opts = {"warmup": plan.warmup, "budget": plan.budget}
-    with wm.launch(url=server.url(PAGE), native_webmcp=True) as browser:
-        tab = browser.tabs[0]
-        tab.wait_for_tool(WRITABLE, timeout=READY_WAIT)
-        return {kind: measure(lambda t=tool: tab.call(t), plan.calls, **opts)  # type: ignore[misc]
-                for kind, tool in (("read_only", READ_ONLY), ("writable", WRITABLE))}  # fmt: skip
 
 
 # ----- the run -----
@@ -296,30 +397,50 @@ def _missing(peer: Peer) -> str | None:
 
 
 def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> dict:
-    """Every server, one at a time, ``plan.runs`` times; returns the results (what ``--json`` writes)."""
+    """``plan.runs`` runs; in each, every server is started afresh and all are measured in interleaved blocks
+    (see :func:`measure_run`). Returns the results (what ``--json`` writes)."""
     began = time.perf_counter()
     notes = [why for peer in PEERS if (why := _missing(peer)) is not None]
     peers = [peer for peer in PEERS if _missing(peer) is None]
     runs: list[dict[str, Any]] = []
-    with serve_demo() as server, tempfile.TemporaryDirectory(prefix="webmcp-nb-bench-mcp-") as tmp:
+    with (
+        serve_demo() as server,
+        tempfile.TemporaryDirectory(prefix="webmcp-nb-bench-mcp-") as tmp,
+        start_blocking_portal() as portal,
+        wm.launch(url=server.url(PAGE), native_webmcp=True) as browser,
+    ):
+        tab = browser.tabs[0]
+        tab.wait_for_tool(WRITABLE, timeout=READY_WAIT)
         for number in range(1, plan.runs + 1):
+            subjects = [Subject("tab_call")]
+            with contextlib.ExitStack() as stack:
+                for peer in peers:
+                    log(f"run {number}: starting {peer.label} ...")
+                    scratch = Path(tmp, f"{peer.key}-{number}")
+                    scratch.mkdir()
+                    client, handle = stack.enter_context(
+                        portal.wrap_async_context_manager(_opened(peer, server, scratch))
+                    )
+                    subjects.append(
+                        Subject(peer.key, peer, client, handle, protocol=client.protocol_version or "?",
+                                server=_server_info(client))
+                    )  # fmt: skip
+                log(f"run {number}: measuring ...")
+                measure_run(subjects, tab, server, plan, portal)
             results: dict[str, Any] = {}
-            log(f"run {number}: tab.call ...")
-            results["tab_call"] = measure_tab_call(server, plan)
-            for peer in peers:
-                log(f"run {number}: {peer.label} ...")
-                scratch = Path(tmp, f"{peer.key}-{number}")
-                scratch.mkdir()
-                results[peer.key] = anyio.run(measure_peer, peer, server, plan, scratch)
+            for subject in subjects:
+                entry: dict[str, Any] = {"protocol": subject.protocol, "server": subject.server}
+                entry.update({kind: series.stats() for kind, series in subject.series.items()})
+                if subject.peer is not None:
+                    entry["list_1000"]["tools"] = subject.tools
+                    entry["list_1000"]["how"] = subject.peer.list_label
+                if subject.listing is not None:
+                    entry["list_1000"]["client_ms"] = client_share(subject.listing, subject.protocol)
+                results[subject.key] = entry
             results["ratios"], results["targets"] = ratios_and_targets(results)
             results["load_average"] = [round(x, 2) for x in os.getloadavg()]
             runs.append(results)
-    return {
-        "meta": _meta(plan),
-        "runs": runs,
-        "notes": notes,
-        "duration_s": round(time.perf_counter() - began, 1),
-    }
+    return {"meta": _meta(plan), "runs": runs, "notes": notes, "duration_s": round(time.perf_counter() - began, 1)}
 
 
 def _meta(plan: Plan) -> dict[str, Any]:
@@ -348,36 +469,42 @@ def _difference(ours: float | None, theirs: float | None) -> float | None:
 TARGETS = {
     "call_p50_vs_devtools": ("read-only call p50: webmcp-nb ÷ chrome-devtools-mcp", "≤ 0.8×", 0.8),
     "call_p50_minus_tab_call": ("read-only call p50: webmcp-nb − tab.call", "≤ 0.7 ms", 0.7),
-    "writable_minus_read_only": ("call p50: not read-only − read-only (webmcp-nb)", "≤ 0.5 ms", 0.5),
+    "writable_minus_read_only": ("call p50: not read-only − read-only", "≤ 0.5 ms", 0.5),
     "list_1000_vs_playwright": ("tools/list, 1,000 tools, p50: webmcp-nb ÷ Playwright MCP", "≤ 0.5×", 0.5),
 }
+OURS = {"webmcp_nb": "2026-07-28 (what the client picks)", "webmcp_nb_legacy": "2025-11-25 (the peers' era)"}
 
 
 def ratios_and_targets(r: dict[str, Any]) -> tuple[dict[str, float | None], dict[str, dict[str, Any]]]:
-    """The issue's targets from one run's numbers; Playwright MCP's listing is its faster configuration's."""
+    """The issue's targets from one run's numbers, for each protocol era of webmcp-nb (the peers speak
+    2025-11-25; on 2026-07-28 the SDK's client does more with each reply); Playwright MCP's listing is its faster
+    configuration's."""
 
     def p50(*path: str) -> float | None:
         return _get(r, *path, "p50_ms")
 
+    playwright_list = min(
+        (v for v in (p50("playwright", "list_1000"), p50("playwright_settle_0", "list_1000")) if v), default=None
+    )
+    targets: dict[str, dict[str, Any]] = {}
+    for ours in OURS:
+        values = {
+            "call_p50_vs_devtools": _ratio(p50(ours, "read_only"), p50("devtools", "read_only")),
+            "call_p50_minus_tab_call": _difference(p50(ours, "read_only"), p50("tab_call", "read_only")),
+            "writable_minus_read_only": _difference(p50(ours, "writable"), p50(ours, "read_only")),
+            "list_1000_vs_playwright": _ratio(p50(ours, "list_1000"), playwright_list),
+        }
+        targets[ours] = {
+            key: {"target": f"{text} {limit_text}", "value": values[key], "met": None if values[key] is None
+                  else values[key] <= limit}
+            for key, (text, limit_text, limit) in TARGETS.items()
+        }  # fmt: skip
     ours = p50("webmcp_nb", "read_only")
-    playwright_list = [v for v in (p50("playwright", "list_1000"), p50("playwright_settle_0", "list_1000")) if v]
-    values = {
-        "call_p50_vs_devtools": _ratio(ours, p50("devtools", "read_only")),
-        "call_p50_minus_tab_call": _difference(ours, p50("tab_call", "read_only")),
-        "writable_minus_read_only": _difference(p50("webmcp_nb", "writable"), ours),
-        "list_1000_vs_playwright": _ratio(p50("webmcp_nb", "list_1000"), min(playwright_list, default=None)),
-    }
     ratios = {
         "call_p50_vs_playwright_settle_0": _ratio(ours, p50("playwright_settle_0", "read_only")),
         "call_p50_vs_playwright": _ratio(ours, p50("playwright", "read_only")),
-        "legacy_call_p50_vs_devtools": _ratio(p50("webmcp_nb_legacy", "read_only"), p50("devtools", "read_only")),
-        "mcp_layer_ms": values["call_p50_minus_tab_call"],
+        "tab_call_vs_devtools": _ratio(p50("tab_call", "read_only"), p50("devtools", "read_only")),
     }
-    targets = {
-        key: {"target": f"{text} {limit_text}", "value": values[key], "met": None if values[key] is None
-              else values[key] <= limit}
-        for key, (text, limit_text, limit) in TARGETS.items()
-    }  # fmt: skip
     return ratios, targets
 
 
@@ -402,10 +529,10 @@ def render(result: dict[str, Any]) -> str:
     lines = [
         f"webmcp-nb {meta['webmcp_nb']} MCP benchmark — {meta['chromium']}, mcp {meta['mcp']}, chrome-devtools-mcp "
         f"{meta['chrome-devtools-mcp'] or '(none)'}, @playwright/mcp {meta['@playwright/mcp'] or '(none)'}, Python "
-        f"{meta['python']}, {meta['machine']}; load average at the end of each run: "
+        f"{meta['python']}, {meta['machine']}; load average after each run: "
         + " / ".join(f"{r['load_average'][0]:.1f}" for r in runs),
-        f"{len(runs)} run(s); each cell gives run 1 / 2 / 3. Calls: {READ_ONLY} (read-only) and {WRITABLE} (not "
-        f"read-only), the same tool body, on {PAGE}.",
+        f"{len(runs)} run(s), each cell giving run 1 / 2 / 3. Calls: {READ_ONLY} (read-only) and {WRITABLE} (not "
+        f"read-only; the same body) on {PAGE}, every server in turn in {meta['plan']['blocks']} interleaved blocks.",
     ]
     table: list[list[str]] = [["", "protocol", "read-only p50 ms", "p95 ms", "not read-only p50 ms", "p95 ms", "n"]]
     for key, label in ROWS:
@@ -418,23 +545,26 @@ def render(result: dict[str, Any]) -> str:
             _cells(runs, key, "writable", "p50_ms"), _cells(runs, key, "writable", "p95_ms"), str(n),
         ])  # fmt: skip
     lines += ["", "Page-tool calls, sequential", *_grid(table)]
-    table = [["", "how", "p50 ms", "p95 ms", "tools", "n"]]
+    table = [["", "how", "p50 ms", "p95 ms", "client's own share ms", "tools", "n"]]
     for key, label in ROWS:
         if _get(runs[0], key, "list_1000") is None:
             continue
         s = runs[0][key]["list_1000"]
         table.append([
             label, s["how"], _cells(runs, key, "list_1000", "p50_ms", digits=1),
-            _cells(runs, key, "list_1000", "p95_ms", digits=1), str(s["tools"]), str(s["n"]),
+            _cells(runs, key, "list_1000", "p95_ms", digits=1), _cells(runs, key, "list_1000", "client_ms", digits=1),
+            str(s["tools"]), str(s["n"]),
         ])  # fmt: skip
     lines += ["", f"The page's tools as the client sees them, on {BIG_PAGE}", *_grid(table)]
-    table = [["", "runs 1 / 2 / 3", ""]]
-    for key, target in runs[0]["targets"].items():
-        met = [{True: "met", False: "MISSED", None: "n/a"}[r["targets"][key]["met"]] for r in runs]
-        table.append([target["target"], _cells(runs, "targets", key, "value", digits=3), " / ".join(met)])
+    table = [["", *(f"webmcp-nb on {era}" for era in OURS.values())]]
+    for key, (text, limit_text, _) in TARGETS.items():
+        row = [f"{text} {limit_text}"]
+        for ours in OURS:
+            met = " / ".join({True: "met", False: "MISSED", None: "n/a"}[r["targets"][ours][key]["met"]] for r in runs)
+            row.append(f"{_cells(runs, 'targets', ours, key, 'value', digits=3)}: {met}")
+        table.append(row)
     for key, label in (
-        ("mcp_layer_ms", "the MCP layer: webmcp-nb − tab.call, ms"),
-        ("legacy_call_p50_vs_devtools", "read-only p50, 2025-11-25 client: webmcp-nb ÷ chrome-devtools-mcp"),
+        ("tab_call_vs_devtools", "read-only p50: tab.call ÷ chrome-devtools-mcp"),
         ("call_p50_vs_playwright_settle_0", "read-only p50: webmcp-nb ÷ Playwright MCP, settle 0"),
         ("call_p50_vs_playwright", "read-only p50: webmcp-nb ÷ Playwright MCP, default"),
     ):
@@ -445,7 +575,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def _grid(rows: list[list[str]]) -> list[str]:
-    width = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    width = [max(len(row[i]) if i < len(row) else 0 for row in rows) for i in range(len(rows[0]))]
     return [
         "  ".join([f"  {row[0]}".ljust(width[0] + 2), *(cell.rjust(width[i + 1]) for i, cell in enumerate(row[1:]))])
         for row in rows
