@@ -40,6 +40,7 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
 
 from .._version import __version__
 from ..agent.model_tools import model_name, normalize_schema
@@ -304,6 +305,8 @@ class WebMCPServer:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
         )
+        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            self.server.middleware.clear()  # the SDK's only one, for OpenTelemetry: none is set up to take its spans
         self.server.middleware.append(self._listing_from_cache)
 
     # ----- the browser and the session -----
