@@ -899,10 +899,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.iterations is not None and args.iterations < 1:
         parser.error("--iterations must be at least 1")
     results = run(Plan.make(quick=args.quick, iterations=args.iterations))
-    print(render(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    show(render(results), results, args.json)
     return 0
+
+
+def show(table: str, results: dict[str, Any], json_path: str | None) -> None:
+    """Print the table; with ``--json PATH``, also write every number there."""
+    print(table)
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

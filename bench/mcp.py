@@ -8,7 +8,8 @@ in between; one table, with the issue's targets as ratios measured in the same r
 
 Every server is a stdio subprocess of this process, launched headless on the same Chromium with native WebMCP
 (``--enable-features=WebMCP``); the Node peers come from ``npm ci`` (pinned in package.json) and use that
-Chromium too, so nothing downloads. One browser runs at a time. See bench/README.md.
+Chromium too, so nothing downloads. In each run every server is started afresh and all are measured in
+interleaved blocks, so the drift of a busy machine falls on all of them alike. See bench/README.md.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from mcp.client.stdio import stdio_client
 from mcp_types import methods
 
 import webmcp_nb as wm
-from bench.harness import Stats, _get, machine
+from bench.harness import Stats, _get, machine, show
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import DemoServer, serve_demo
 
@@ -596,9 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
     result = run(Plan.make(quick=args.quick, iterations=args.iterations, runs=args.runs))
-    print(render(result))
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
+    show(render(result), result, args.json)
     return 0
 
 
