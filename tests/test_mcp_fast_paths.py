@@ -26,6 +26,7 @@ async def _listed(client: Client) -> dict[str, Any]:
 
 
 @pytest.mark.browser
+@pytest.mark.slow  # ~15 s an era: the server launches its own Chromium, as a desktop client's would
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_a_listing_right_after_a_call_shows_what_the_call_changed(mode: str, server, tmp_path) -> None:
     spawned = {f"page_s{i}" for i in range(SPAWNED)}
