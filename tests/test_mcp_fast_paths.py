@@ -37,6 +37,8 @@ def test_a_listing_right_after_a_call_shows_what_the_call_changed(mode: str, ser
             before = await _listed(client)  # the page has loaded, with its tools, before the first answer
             assert "page_spawn" in before and before["page_spawn"].annotations.read_only_hint
             assert await _listed(client) == before  # unchanged: the same listing (from the cache)
+            scalar = await client.call_tool("page_scalar", {"input": "x"})  # listed wrapped in an object
+            assert scalar.is_error and "the page's input schema is not an object" in scalar.content[0].text
 
             for label in ("first", "second"):  # then the same names again: only their descriptions tell
                 arguments = {"count": SPAWNED, "size": 6000, "label": label}

@@ -1,6 +1,7 @@
 // A read-only tool that registers tools, as a page may do lazily: `spawn` registers `count` tools s0, s1, …, each
 // described by `size` characters and then `label`, in place of those of the same name. With many long descriptions
-// their report takes longer to reach Python than an MCP client takes to ask for the list again.
+// their report takes longer to reach Python than an MCP client takes to ask for the list again. And `scalar`, whose
+// input schema is a string rather than an object (a tool webmcp-nb lists but cannot call).
 const mc = document.modelContext;
 const none = { type: 'object', properties: {} };
 const controllers = new Map();
@@ -25,3 +26,4 @@ mc.registerTool({
     return count;
   },
 });
+mc.registerTool({ name: 'scalar', description: 'Takes a bare string', inputSchema: { type: 'string' }, execute: (x) => x });

@@ -241,15 +241,17 @@ def _page_annotations(tool: Tool) -> types.ToolAnnotations:
     )
 
 
-def _page_tool(tool: Tool, name: str, origin: str) -> types.Tool:
-    schema, _ = normalize_schema(tool.info.input_schema)
-    return types.Tool(
+def _page_tool(tool: Tool, name: str, origin: str) -> tuple[types.Tool, bool]:
+    """A page tool as MCP lists it, and whether its schema had to be wrapped (it is not an object)."""
+    schema, wrapped = normalize_schema(tool.info.input_schema)
+    listed = types.Tool(
         name=name,
         title=tool.title,
         description=_page_description(tool, origin),
         input_schema=schema,
         annotations=_page_annotations(tool),
     )
+    return listed, wrapped
 
 
 class _PageNames:
@@ -288,7 +290,7 @@ class WebMCPServer:
         self._names = _PageNames(None)
         self._retired: dict[str, str] = {}  # MCP names of tools no longer callable → why
         self._announced: tuple[types.Tool, ...] | None = None  # the page tools as the client last saw them
-        self._made: dict[ToolKey, tuple[ToolInfo, tuple[str, str], types.Tool]] = {}  # each page tool as listed
+        self._made: dict[ToolKey, tuple[ToolInfo, tuple[str, str], tuple[types.Tool, bool]]] = {}  # see _page_tools
         self._generation = 0  # moves with every event that may change the listing (see _changed)
         self._wire: tuple[tuple[Any, ...], HandlerResult] | None = None  # the last listing as the SDK sent it
         self._check_soon = False
@@ -461,7 +463,7 @@ class WebMCPServer:
                     continue
                 entry = (info, made_from, _page_tool(tool, *made_from))
             self._made[key] = entry
-        return [tool for _, _, tool in self._made.values()]
+        return [listed for _, _, (listed, _) in self._made.values()]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -528,12 +530,17 @@ class WebMCPServer:
                 f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} ({tab.url}). "
                 "List the tools again (list_page_tools)."
             )
-        if normalize_schema(tool.info.input_schema)[1]:  # listed as {"input": value}; the page wants the value
+        if self._wrapped(key, tool.info):  # listed as {"input": value}; the page wants the value
             raise _Failure(
                 f"{name} cannot be called: the page's input schema is not an object, and webmcp-nb passes page "
                 "tools an object of arguments (call_page_tool cannot either)"
             )
         return await self._run(ctx, tab, tool.name, arguments, frame=key[0])
+
+    def _wrapped(self, key: ToolKey, info: ToolInfo) -> bool:
+        """Whether the tool's schema is not an object, as its listing found (a deep copy of the schema otherwise)."""
+        entry = self._made.get(key)
+        return entry[2][1] if entry is not None and entry[0] is info else normalize_schema(info.input_schema)[1]
 
     async def _run(
         self,
