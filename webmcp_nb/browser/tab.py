@@ -5,6 +5,7 @@ the tab, kept up to date from the relay, so reading ``tab.tools`` never waits on
 from __future__ import annotations
 
 import base64
+import contextlib
 import difflib
 import json
 import time
@@ -189,7 +190,11 @@ class Tab:
             _say_what_next(exc, limit)
             raise
         duration = (time.perf_counter() - started) * 1000
-        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+        changed = reply.get("toolsChanged") is True
+        result = ToolResult(name, reply["text"], duration, reply.get("frameId", tool.frame_id), changed)
+        if changed:  # the frame says its tools changed while the call ran: ask for them, so they show on return
+            with contextlib.suppress(WebMCPError):  # (the call navigated or closed the tab)
+                await self.arefresh_tools()
         events.emit("tool.returned", **where, duration_ms=duration, tool=name, text=result.text)
         await self._browser._around_call("after", self, tool)
         return result

@@ -41,12 +41,14 @@ def risk_label(risk: str) -> str:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool returned. ``text`` is the page's text; ``value`` is it parsed when it is JSON."""
+    """What a tool returned. ``text`` is the page's text; ``value`` is it parsed when it is JSON;
+    ``tools_changed`` says the page's tools changed while it ran (the call returns once ``tab.tools`` has them)."""
 
     tool: str
     text: str
     duration_ms: float
     frame_id: int = 0
+    tools_changed: bool = False
     value: Any = field(init=False)
 
     def __post_init__(self) -> None:

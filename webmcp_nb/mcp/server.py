@@ -34,17 +34,19 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import trace
 
 from .._version import __version__
 from ..agent.model_tools import model_name, normalize_schema
 from ..browser.browser import Browser
 from ..browser.gate import ASK_TIMEOUT, shows
+from ..browser.overrides import ToolOverride
 from ..browser.skills import Skill, builtin_skills_path
 from ..browser.tab import Tab
 from ..browser.tools import Tool
@@ -52,7 +54,8 @@ from ..core.agent_rules import risk_of
 from ..core.errors import WebMCPError
 from ..core.events import Event
 from ..link._sockets import spawn
-from ..link.protocol import Method, ToolKey
+from ..link.protocol import PAGE_SOURCES, Method, ToolInfo, ToolKey
+from ._stdio import stdio_streams
 from .sites import NOT_GRANTED, McpSites
 
 __all__ = ["serve", "WebMCPServer", "Options", "PAGE_PREFIX", "PAGE_NAME_LIMIT", "FIXED_TOOLS"]
@@ -243,6 +246,19 @@ def _page_annotations(tool: Tool) -> types.ToolAnnotations:
     )
 
 
+def _page_tool(tool: Tool, name: str, origin: str) -> tuple[types.Tool, bool]:
+    """A page tool as MCP lists it, and whether its schema had to be wrapped (it is not an object)."""
+    schema, wrapped = normalize_schema(tool.input_schema)  # an override's, when the notebook set one
+    listed = types.Tool(
+        name=name,
+        title=tool.title,
+        description=_page_description(tool, origin),
+        input_schema=schema,
+        annotations=_page_annotations(tool),
+    )
+    return listed, wrapped
+
+
 class _PageNames:
     """MCP names of one tab's tools: ``page_`` + the name made safe, unique, kept while the tab lives."""
 
@@ -278,7 +294,10 @@ class WebMCPServer:
         self._client_name = ""
         self._names = _PageNames(None)
         self._retired: dict[str, str] = {}  # MCP names of tools no longer callable → why
-        self._announced: tuple[Any, ...] | None = None
+        self._announced: tuple[types.Tool, ...] | None = None  # the page tools as the client last saw them
+        self._made: dict[ToolKey, tuple[ToolInfo, tuple[str, str, ToolOverride | None], tuple[types.Tool, bool]]] = {}
+        self._generation = 0  # moves with every event that may change the listing (see _changed)
+        self._wire: tuple[tuple[Any, ...], HandlerResult] | None = None  # the last listing as the SDK sent it
         self._check_soon = False
         self._legacy: ServerSession | None = None
         self._relay_lost = False
@@ -295,6 +314,9 @@ class WebMCPServer:
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
         )
+        if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+            self.server.middleware.clear()  # the SDK's only one, for OpenTelemetry: none is set up to take its spans
+        self.server.middleware.append(self._listing_from_cache)
 
     # ----- the browser and the session -----
 
@@ -397,13 +419,14 @@ class WebMCPServer:
 
     def _changed(self) -> None:
         """Check the tool list at the end of this turn of the loop (one check for a burst of events)."""
+        self._generation += 1
         if not self._check_soon:
             self._check_soon = True
             asyncio.get_running_loop().call_soon(self._announce_if_changed)
 
     def _announce_if_changed(self) -> None:
         self._check_soon = False
-        listing = _listing(self._page_tools())
+        listing = tuple(self._page_tools())
         if listing != self._announced:
             first = self._announced is None
             self._announced = listing
@@ -424,40 +447,61 @@ class WebMCPServer:
             self._legacy = ctx.session
         info = getattr(ctx.session.client_params, "client_info", None)
         name = getattr(info, "name", "") or ""
-        await asyncio.wait_for(self._ready.wait(), STARTUP_WAIT)
+        if not self._ready.is_set():
+            await asyncio.wait_for(self._ready.wait(), STARTUP_WAIT)
         if name and name != self._client_name and self.browser is not None and self._startup_error is None:
             self._client_name = name
             with contextlib.suppress(WebMCPError):
                 await self._register()
 
     def _page_tools(self) -> list[types.Tool]:
+        """The bound tab's tools as MCP lists them (none while its site may not be read). Each is made from its
+        ``ToolInfo``, the notebook's override of it, its MCP name and the tab's origin only, so it is made again only
+        when one of those changed: a change to one tool of 1,000 remakes one."""
         if self.tab is None or self.tab.closed or not self.sites.shows(self.tab):
             return []
         origin = _origin(self.tab.url)
-        listed = []
-        for key in list(self.tab._tools.infos):
-            tool = self.tab._tools.get(key)
-            if tool is None:
-                continue
-            schema, _ = normalize_schema(tool.input_schema)  # an override's, when the notebook set one
-            listed.append(
-                types.Tool(
-                    name=self._names.name(key),
-                    title=tool.title,
-                    description=_page_description(tool, origin),
-                    input_schema=schema,
-                    annotations=_page_annotations(tool),
-                )
-            )
-        return listed
+        made, self._made = self._made, {}
+        overrides = self.tab._tools.overrides
+        for key, info in list(self.tab._tools.infos.items()):
+            made_from = (self._names.name(key), origin, overrides.get(key[1]))
+            entry = made.get(key)
+            if entry is None or entry[0] is not info or entry[1] != made_from:
+                tool = self.tab._tools.get(key)
+                if tool is None:
+                    continue
+                entry = (info, made_from, _page_tool(tool, *made_from[:2]))
+            self._made[key] = entry
+        return [listed for _, _, (listed, _) in self._made.values()]
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         await self._enter(ctx)
         page = self._page_tools()
-        self._announced = _listing(page)
+        self._announced = tuple(page)
         return types.ListToolsResult(tools=[*FIXED_TOOLS, *page])
+
+    def _listing_key(self, ctx: ServerRequestContext[Any, Any]) -> tuple[Any, ...]:
+        """What a listing depends on: the protocol era, the session's binding and names, the tab's tools (a new
+        dict on each change) and address, and every event since that may have changed them."""
+        tab = self.tab
+        tools = (tab, tab._tools.infos, tab._tools.overrides, tab.url, tab.closed) if tab is not None else None
+        shown = tab is not None and self.sites.shows(tab)  # the grants as the relay last pushed them
+        return (ctx.protocol_version, self._generation, self._names, tools, shown)
+
+    async def _listing_from_cache(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """Server middleware: a plain ``tools/list`` is answered with what the SDK sent the last time, while nothing
+        it depends on has changed (the SDK checks and reshapes every tool of every listing: ~20 ms for 1,000)."""
+        if ctx.method != "tools/list" or any(key != "_meta" for key in ctx.params or {}):
+            return await call_next(ctx)  # not a listing, or a page of one: the SDK's way
+        await self._enter(ctx)
+        key = self._listing_key(ctx)
+        if self._wire is not None and self._wire[0] == key:
+            return self._wire[1]
+        result = await call_next(ctx)  # the handler lists; nothing can change between its listing and here
+        self._wire = (self._listing_key(ctx), result)
+        return result
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -497,12 +541,17 @@ class WebMCPServer:
                 f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} ({tab.url}). "
                 "List the tools again (list_page_tools)."
             )
-        if normalize_schema(tool.info.input_schema)[1]:  # listed as {"input": value}; the page wants the value
+        if self._wrapped(key, tool.info):  # listed as {"input": value}; the page wants the value
             raise _Failure(
                 f"{name} cannot be called: the page's input schema is not an object, and webmcp-nb passes page "
                 "tools an object of arguments (call_page_tool cannot either)"
             )
         return await self._run(ctx, tab, tool.name, arguments, frame=key[0])
+
+    def _wrapped(self, key: ToolKey, info: ToolInfo) -> bool:
+        """Whether the tool's schema is not an object, as its listing found (a deep copy of the schema otherwise)."""
+        entry = self._made.get(key)
+        return entry[2][1] if entry is not None and entry[0] is info else normalize_schema(info.input_schema)[1]
 
     async def _run(
         self,
@@ -513,13 +562,16 @@ class WebMCPServer:
         *,
         frame: int | None,
     ) -> types.CallToolResult:
-        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call. After
-        a call that may change the page, its tools are asked for (as the agent does), so the reply comes after
-        any list change it caused has been announced and a client that lists again sees it."""
+        """Call a page tool, reporting progress while it runs; a cancelled request cancels the page's call.
+
+        The reply comes after any change the call made to the page's tools reached ``tab.tools`` (a page's call
+        returns only then: its frame says when the tools changed), so a client that lists again sees it. A
+        skill's tool cannot say (its world does not see the page's tools): after one that may change the page,
+        the frames are asked, as the agent does."""
         await self.sites.before_call(tab, name, frame)
         tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
         result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(name, arguments, frame=frame))
-        if tool is None or not tool.read_only:
+        if tool is not None and tool.source not in PAGE_SOURCES and not tool.read_only:
             with contextlib.suppress(WebMCPError):  # (a call that closed or navigated the tab)
                 await tab.arefresh_tools()
         return _text(result.text, error=result.is_error)
@@ -658,11 +710,6 @@ def _string(arguments: dict[str, Any], key: str) -> str:
     return value
 
 
-def _listing(page_tools: list[types.Tool]) -> tuple[tuple[str, str | None, str], ...]:
-    """What a client sees of the page tools: a change in it is announced as a list change."""
-    return tuple((tool.name, tool.description, json.dumps(tool.input_schema)) for tool in page_tools)
-
-
 def _shipped_skills() -> dict[str, Skill]:
     """The skills shipped with webmcp-nb, by name (what list_skills shows and inject_skill accepts)."""
     folders = sorted(builtin_skills_path().iterdir())
@@ -686,7 +733,9 @@ def _tab_summary(tab: Tab, names: _PageNames) -> dict[str, Any]:
 
 async def _with_progress(ctx: ServerRequestContext[Any, Any], what: str, work: Awaitable[T]) -> T:
     """``work``'s result, with a progress notification when it starts and every second while it runs (only to
-    clients that asked for progress). Cancelling this cancels ``work``."""
+    clients that asked for progress: for the others it is just awaited). Cancelling this cancels ``work``."""
+    if progress_token_from_params(ctx.params) is None:
+        return await work
     task = asyncio.ensure_future(work)
     started = time.monotonic()
     try:
@@ -705,7 +754,7 @@ async def _with_progress(ctx: ServerRequestContext[Any, Any], what: str, work: A
 
 
 async def _serve(options: Options) -> None:
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_streams() as (read_stream, write_stream):
         app = WebMCPServer(options)
         starting = asyncio.ensure_future(app.start())
         init = app.server.create_initialization_options(NotificationOptions(tools_changed=True))
