@@ -45,7 +45,9 @@ export async function startRelay(port) {
   }
 }
 
+// Paused first: removing the pairing makes the worker dial again, and it must find the pause already there (else it
+// pairs again at once through the host, undoing the user's click; seen on a loaded machine).
 export async function forgetPairing() {
-  await chrome.storage.local.remove('pairing');
   await chrome.storage.local.set({ pairingPaused: true });
+  await chrome.storage.local.remove('pairing');
 }
