@@ -52,8 +52,9 @@ export default [
     rules: { 'no-implicit-globals': 'error', strict: ['error', 'function'] },
   },
   {
-    // The ISOLATED world (content.js) and the USER_SCRIPT world's runtime (skill-runtime.js, which
-    // configureWorld({messaging: true}) lets open a port to the worker): classic scripts with chrome.runtime.
+    // The ISOLATED world (content.js) and the USER_SCRIPT worlds (skill-runtime.js, and the chat-site bridge's
+    // chat-bridge.js in a world of its own; configureWorld({messaging: true}) lets each open a port to the
+    // worker): classic scripts with chrome.runtime.
     files: ['extension/page/isolated/*.js', 'extension/page/user-script/*.js'],
     languageOptions: { sourceType: 'script', globals: { ...globals.browser, ...chrome } },
     rules: { 'no-implicit-globals': 'error', strict: ['error', 'function'] },

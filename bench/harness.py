@@ -719,7 +719,8 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
     return results
 
 
-def _meta(plan: Plan, has_playwright: bool) -> dict[str, Any]:
+def machine() -> dict[str, Any]:
+    """What a run's numbers depend on besides the code: webmcp-nb's version, Chromium's, Python's, the CPUs."""
     executable = find_chromium()
     try:
         chromium = subprocess.run([executable, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
@@ -727,10 +728,16 @@ def _meta(plan: Plan, has_playwright: bool) -> dict[str, Any]:
         chromium = "unknown"
     return {
         "webmcp_nb": wm.__version__,
-        "playwright": metadata.version("playwright") if has_playwright else None,
         "chromium": chromium,
         "python": platform.python_version(),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+    }
+
+
+def _meta(plan: Plan, has_playwright: bool) -> dict[str, Any]:
+    return {
+        **machine(),
+        "playwright": metadata.version("playwright") if has_playwright else None,
         "page": PAGE,
         "tool": TOOL,
         "plan": {k: getattr(plan, k) for k in plan.__dataclass_fields__},
@@ -892,10 +899,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.iterations is not None and args.iterations < 1:
         parser.error("--iterations must be at least 1")
     results = run(Plan.make(quick=args.quick, iterations=args.iterations))
-    print(render(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    show(render(results), results, args.json)
     return 0
+
+
+def show(table: str, results: dict[str, Any], json_path: str | None) -> None:
+    """Print the table; with ``--json PATH``, also write every number there."""
+    print(table)
+    if json_path:
+        Path(json_path).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

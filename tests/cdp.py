@@ -1,5 +1,6 @@
 """Test helpers that speak the DevTools protocol to a browser launched with ``--remote-debugging-port=0``: to do to
-the browser what Chrome itself does (stop the extension's service worker), or to see it as Playwright does."""
+the browser what Chrome itself does (stop the extension's service worker), or to see it as Playwright does (and
+set the side panel chat's endpoint there, as a user does)."""
 
 import json
 from collections.abc import Iterator
@@ -11,6 +12,7 @@ from eventually import eventually
 from websockets.sync.client import connect
 
 import webmcp_nb as wm
+from webmcp_nb.link.protocol import EXTENSION_ID
 
 
 def devtools(profile_dir: Path) -> tuple[str, str]:
@@ -51,3 +53,17 @@ def stop_service_worker(browser: wm.Browser) -> None:
     targets = cdp(browser, "Target.getTargets")["targetInfos"]
     (worker,) = [t for t in targets if t["type"] == "service_worker" and "worker.js" in t["url"]]
     assert cdp(browser, "Target.closeTarget", {"targetId": worker["targetId"]})["success"]
+
+
+def configure_chat(context: Any, base_url: str, model: str = "scripted", key: str = "") -> None:
+    """Set the side panel chat's endpoint the way a user does: on the extension's options page."""
+    from playwright.sync_api import expect
+
+    page = context.new_page()
+    page.goto(f"chrome-extension://{EXTENSION_ID}/options/options.html")
+    page.fill("#sidecar-base-url", base_url)
+    page.fill("#sidecar-model", model)
+    page.fill("#sidecar-api-key", key)
+    page.click("#sidecar-save")
+    expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=20_000)
+    page.close()

@@ -1,6 +1,6 @@
 """Helpers for tests that run MCP clients and servers no one here wrote: ``webmcp-nb mcp`` as the SDK's stdio
-client starts it, the Node packages the project pins in package.json (``npm ci`` installs them), and a way to
-count the tool-list changes a client is told of in either protocol era."""
+client starts it, the Node packages the project pins in package.json (``npm ci`` installs them), the SDK's own
+server over Streamable HTTP, and a way to count the tool-list changes a client is told of in either protocol era."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
+from eventually import eventually
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -34,6 +36,26 @@ def node_tool(name: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is missing: run `npm ci` at the repository's root")
     return path
+
+
+@contextmanager
+def streamable_http(sdk: Any) -> Iterator[str]:
+    """Serve the SDK's server ``sdk`` (``mcp.server.mcpserver.MCPServer``) over Streamable HTTP on 127.0.0.1, in a
+    thread; yields its URL."""
+    import uvicorn
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    http = uvicorn.Server(uvicorn.Config(sdk.streamable_http_app(), host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=http.run, daemon=True)
+    thread.start()
+    try:
+        eventually(lambda: http.started, 20, "the HTTP server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        http.should_exit = True
+        thread.join(10)
 
 
 def server_env(**extra: str) -> dict[str, str]:

@@ -3,15 +3,19 @@
 ``squatter.py listen PORT SECONDS`` holds the relay's port before the daemon: it completes any WebSocket
 handshake, answers ``auth.hello`` with a challenge whose proof is made up, and prints every message it
 receives as a JSON line, for the test to inspect; ``squatter.py listen PORT SECONDS big`` answers
-``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out.
+``auth.hello`` instead with one 64 MB message, to make the client hold it, and prints how much of it went out;
+``squatter.py listen PORT SECONDS mute`` answers nothing at all after the handshake, not even a closing one.
 ``squatter.py browser PORT`` poses as the extension (forged ``Origin``) to the real relay: it sends
-``auth.hello`` and a made-up proof, and prints what it gets.
+``auth.hello`` and a made-up proof, and prints what it gets. ``squatter.py fill PORT SECONDS`` tries to keep the
+relay's 16 pre-authentication places taken: it opens client sockets that complete the handshake and say nothing,
+opening another as each is closed, and prints the status line of every handshake.
 """
 
 import base64
 import hashlib
 import json
 import os
+import select
 import socket
 import struct
 import sys
@@ -90,7 +94,7 @@ def send_big(conn, peer):
     out({"peer": peer, "big": sent})
 
 
-def serve_one(conn, peer, big):
+def serve_one(conn, peer, mode):
     try:
         request = read_http(conn)
         out({"peer": peer, "http": request.splitlines()[0], "headers": request})
@@ -107,6 +111,8 @@ def serve_one(conn, peer, big):
             opcode, data = read_frame(conn)
             if opcode == 8:
                 out({"peer": peer, "closed": True})
+                if mode == "mute":  # no closing handshake: the client must not wait for one
+                    continue
                 return
             if opcode != 1:
                 continue
@@ -116,7 +122,9 @@ def serve_one(conn, peer, big):
                 message = json.loads(text)
             except ValueError:
                 continue
-            if message.get("method") == "auth.hello" and big:
+            if mode == "mute":
+                continue
+            if message.get("method") == "auth.hello" and mode == "big":
                 send_big(conn, peer)
             elif message.get("method") == "auth.hello":
                 fake = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
@@ -127,7 +135,7 @@ def serve_one(conn, peer, big):
         conn.close()
 
 
-def listen(port, seconds, big=False):
+def listen(port, seconds, mode=""):
     server = socket.socket()
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind(("127.0.0.1", port))
@@ -142,19 +150,27 @@ def listen(port, seconds, big=False):
         except TimeoutError:
             continue
         peer += 1
-        threading.Thread(target=serve_one, args=(conn, peer, big), daemon=True).start()
+        threading.Thread(target=serve_one, args=(conn, peer, mode), daemon=True).start()
     out({"done": True})
 
 
-def pose_as_browser(port):
+def dial(port, path, origin=""):
+    """A socket to the relay on ``path`` that has sent a WebSocket upgrade request (with ``origin``, if any)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     key = base64.b64encode(os.urandom(16)).decode()
     sock.sendall(
         (
-            f"GET /browser HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nOrigin: chrome-extension://{EXTENSION_ID}\r\n\r\n"
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+            + (f"Origin: {origin}\r\n" if origin else "")
+            + "\r\n"
         ).encode()
     )
+    return sock
+
+
+def pose_as_browser(port):
+    sock = dial(port, "/browser", f"chrome-extension://{EXTENSION_ID}")
     out({"http": read_http(sock).splitlines()[0], "uid": os.getuid()})
     nonce = base64.urlsafe_b64encode(os.urandom(32)).rstrip(b"=").decode()
     hello = {"method": "auth.hello", "params": {"role": "browser", "nonce": nonce, "version": 1}}
@@ -175,8 +191,36 @@ def pose_as_browser(port):
         out({"gone": True})
 
 
+def fill(port, seconds, places=16):
+    out({"filling": port, "uid": os.getuid()})
+    held = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if held:  # a socket the relay closed (its time limit) frees a place: take it again
+            readable, _, _ = select.select(held, [], [], 0)
+            for sock in readable:
+                held.remove(sock)
+                sock.close()
+        if len(held) >= places:
+            time.sleep(0.05)
+            continue
+        sock = dial(port, "/client")
+        try:
+            status = read_http(sock).splitlines()[0]
+        except (EOFError, OSError) as exc:
+            status = f"gone: {exc!r}"
+        out({"status": status})
+        if status.startswith("HTTP/1.1 101"):
+            held.append(sock)
+        else:
+            sock.close()
+            time.sleep(0.05)
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "listen":
-        listen(int(sys.argv[2]), float(sys.argv[3]), big=sys.argv[4:] == ["big"])
+        listen(int(sys.argv[2]), float(sys.argv[3]), mode=sys.argv[4] if len(sys.argv) > 4 else "")
+    elif sys.argv[1] == "fill":
+        fill(int(sys.argv[2]), float(sys.argv[3]))
     else:
         pose_as_browser(int(sys.argv[2]))

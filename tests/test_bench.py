@@ -138,3 +138,37 @@ def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
     for name in ("local_1", "local_2"):
         assert r[name]["passed"] == r[name]["runs"] == 1
         assert all(positive(r[name][k]) for k in ("run_ms_median", "launch_ms_median", "open_ms_median"))
+
+
+@pytest.mark.timeout(600)
+def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
+    from bench import mcp as bench_mcp
+
+    out = tmp_path / "mcp.json"
+    assert bench_mcp.main(["--quick", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert r["meta"]["plan"]["runs"] == 1 and len(r["runs"]) == 1
+    assert not r["notes"]  # npm ci installs the peers (package.json pins them)
+    (run,) = r["runs"]
+    for key in ["tab_call", *(peer.key for peer in bench_mcp.PEERS)]:
+        for kind in ("read_only", "writable"):
+            check_stats(run[key][kind], f"{key}.{kind}")
+    for peer in bench_mcp.PEERS:
+        listing = run[peer.key]["list_1000"]
+        check_stats(listing, f"{peer.key}.list_1000")
+        assert listing["tools"] == 1000, peer.key  # every bulk tool of flights/?tools=1000, as the client sees it
+        assert run[peer.key]["protocol"] in ("2025-11-25", "2026-07-28"), peer.key
+        if listing["how"] == "tools/list":
+            assert positive(listing["client_ms"]), peer.key
+    assert run["webmcp_nb"]["protocol"] == "2026-07-28" and run["webmcp_nb_legacy"]["protocol"] == "2025-11-25"
+    assert set(run["targets"]) == set(bench_mcp.OURS)
+    for targets in run["targets"].values():
+        assert set(targets) == set(bench_mcp.TARGETS)
+        for key, target in targets.items():
+            assert isinstance(target["value"], float) and target["met"] in (True, False), key
+    assert all(isinstance(value, float) for value in run["ratios"].values()), run["ratios"]
+
+    table = capsys.readouterr().out
+    for heading in ("Page-tool calls", "The page's tools as the client sees them", "Targets"):
+        assert heading in table
+    assert all(peer.label in table for peer in bench_mcp.PEERS)

@@ -1,11 +1,16 @@
 """The command line and the messages a new user meets first."""
 
+import argparse
+import os
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from webmcp_nb import __version__
 from webmcp_nb.browser.chromium import extension_path
 
 
@@ -13,6 +18,52 @@ def _cli(*args: str, env: dict | None = None, timeout: float = 120) -> subproces
     return subprocess.run(
         [sys.executable, "-m", "webmcp_nb", *args], capture_output=True, text=True, timeout=timeout, env=env
     )
+
+
+def _parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    yield parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in dict.fromkeys(action.choices.values()):
+                yield from _parsers(command)
+
+
+def test_every_command_and_option_says_what_it_does_in_plain_text():
+    from webmcp_nb.cli import parser
+
+    missing, markup = [], []
+    for command in _parsers(parser()):
+        if not command.description:
+            missing.append(f"{command.prog}: no description")
+        for action in command._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                missing += [f"{command.prog} {a.dest}: no help" for a in action._choices_actions if not a.help]
+            elif not action.help:
+                missing.append(f"{command.prog} {'/'.join(action.option_strings) or action.dest}: no help")
+        if "``" in command.format_help():
+            markup.append(command.prog)
+    assert not missing, "\n".join(missing)
+    assert not markup, f"reStructuredText markup in the help of: {markup}"
+
+
+def test_without_a_command_it_prints_its_help_and_starts_nothing():
+    out = _cli()
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: webmcp-nb") and "COMMAND --help" in out.stdout
+    for command in ("demo", "replay", "eval", "relay", "mcp", "pair", "grants", "doctor", "browsers", "serve-demo"):
+        assert f"\n    {command} " in out.stdout, command
+    assert "listFlights" not in out.stdout and not out.stderr  # no demo ran
+    version = _cli("--version")
+    assert version.returncode == 0 and version.stdout == f"webmcp-nb {__version__}\n"
+
+
+def test_browsers_fails_when_no_relay_runs(tmp_path: Path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nothing listens there once the socket closes
+    env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path), "WEBMCP_NB_PORT": str(port)}
+    out = _cli("browsers", env=env)
+    assert out.returncode == 1 and f"no relay is running on 127.0.0.1:{port}" in out.stderr, out
 
 
 def test_extension_path_points_at_a_loadable_extension():

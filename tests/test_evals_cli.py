@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from scripted_evals import HERE, PIZZA, SLOPPY
 
+from webmcp_nb.evals.suite import SUITES
 from webmcp_nb.testing import ScriptedServer, by_task
 
 
@@ -66,3 +67,73 @@ def test_smoke_on_the_shipped_suites(tmp_path: Path):
     assert "2/2 runs passed" in flights.stdout  # the small-talk task expects no call: nothing to smoke
     shop = cli("smoke", "--suite", "shop", "-o", str(tmp_path / "shop"))
     assert shop.returncode == 0, shop.stdout + shop.stderr
+
+
+def test_each_mode_lists_only_its_own_options() -> None:
+    helps = {
+        mode: subprocess.run(
+            [sys.executable, "-m", "webmcp_nb", "eval", mode, "--help"], capture_output=True, text=True, timeout=60
+        ).stdout
+        for mode in ("local", "browser", "smoke")
+    }
+    assert "--model" not in helps["smoke"] and "--variants" not in helps["smoke"] and "--tools" not in helps["smoke"]
+    assert "--url" not in helps["local"] and "--native" not in helps["local"] and "--tools" in helps["local"]
+    assert (
+        "--tools" not in helps["browser"] and "--variants" in helps["browser"] and "scripted:FILE" in helps["browser"]
+    )
+
+
+def test_wrong_input_fails_before_any_run_and_says_what_to_do(tmp_path: Path):
+    typo = cli("smoke", "--suite", "flight")
+    assert typo.returncode == 2 and "no shipped suite 'flight'; the shipped suites: flights, shop" in typo.stderr
+    keyless = cli(
+        "browser", "--suite", "flights", "-m", "deepseek", "-o", str(tmp_path / "k"), env={"DEEPSEEK_API_KEY": ""}
+    )
+    assert keyless.returncode == 2, keyless.stdout + keyless.stderr
+    assert "DEEPSEEK_API_KEY is not set" in keyless.stderr and "export DEEPSEEK_API_KEY=" in keyless.stderr
+    assert "os.environ" not in keyless.stderr and not (tmp_path / "k").exists()  # shell words; no run started
+    unreachable = cli("local", "--suite", "flights", "-m", "any:m@http://127.0.0.1:9/v1", "-o", str(tmp_path / "u"))
+    assert (
+        unreachable.returncode == 2
+        and "http://127.0.0.1:9/v1" in unreachable.stderr
+        and "cannot be reached" in (unreachable.stderr)
+    )
+    (tmp_path / "v.yaml").write_text("clearer: {setFilters: {name: other}}\n")
+    variants = cli("local", "--suite", "flights", "-m", "scripted:flights", "--variants", str(tmp_path / "v.yaml"))
+    assert variants.returncode == 2 and "'name' cannot be overridden" in variants.stderr
+
+
+def test_a_scripted_model_tries_every_mode_with_no_key(tmp_path: Path):
+    """The shipped suites' scripted models in local mode (browser mode: the next test, smoke: the one before)."""
+    shop = cli("local", "--suite", "shop", "-m", "scripted:shop", "-o", str(tmp_path / "shop"), "-r", "1")
+    assert shop.returncode == 0, shop.stdout + shop.stderr
+    flights = cli("local", "--suite", "flights", "-m", "scripted:flights", "-o", str(tmp_path / "f"), "-r", "1")
+    assert flights.returncode == 1 and "2/3 runs passed" in flights.stdout  # it does not filter: setFilters' text
+    assert "FAIL scripted:flights · direct flights #1:\n      first expected call not met: setFilters(stops=[0]); " in (
+        flights.stdout
+    )
+    variants = str(SUITES / "flights.variants.yaml")
+    compared = cli("local", "--suite", "flights", "-m", "scripted:flights", "--variants", variants, "-r", "2",
+                   "-o", str(tmp_path / "v"))  # fmt: skip
+    assert "scripted:flights [clearer]: 100%" in compared.stdout  # (2/2 against 0/2 is within noise: p = 0.33)
+    assert 'on "direct flights": no clear difference between clearer and shipped (2/2 passed' in compared.stdout
+
+
+@pytest.mark.browser
+def test_browser_mode_with_a_scripted_model_and_page_text_made_visible(tmp_path: Path, server):
+    """Browser mode on the shipped suite with no key (three runs, a Chromium each); and a page's error text meant
+    for a terminal (erase the line, a fake verdict, an OSC 8 link) printed with its controls shown."""
+    flights = cli("browser", "--suite", "flights", "-m", "scripted:flights", "-r", "1", "-o", str(tmp_path / "f"))
+    assert flights.returncode == 1 and "2/3 runs passed" in flights.stdout, flights.stdout + flights.stderr
+    assert 'page check failed: #applied-filters text: expected contains "Nonstop", the page showed ""' in flights.stdout
+    suite = tmp_path / "terminal.yaml"
+    expected = "[{functionName: shout, arguments: {}}]"
+    suite.write_text(f"format: webmcp-nb-evals\ntasks:\n  - {{name: shout, prompt: x, expectedCall: {expected}}}\n")
+    out = cli("smoke", "-e", str(suite), "-u", server.url("t/terminal.html"), "-o", str(tmp_path / "t"))
+    assert out.returncode == 1
+    assert "\x1b" not in out.stdout + out.stderr and "\x07" not in out.stdout and "\r" not in out.stdout
+    assert (
+        "FAIL smoke · shout #1:\n      smoke call 1 failed: shout: TOOL_ERROR: <U+001B>[2K<U+000D><U+001B>[1A"
+        in out.stdout
+    )
+    assert "0/1 runs passed" in out.stdout and "<U+001B>]8;;javascript:alert(1)<U+0007>click" in out.stdout

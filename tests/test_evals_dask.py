@@ -110,7 +110,9 @@ def test_the_dask_engine_on_a_local_cluster(tmp_path: Path, polyfill_browser: wm
     assert len(workers) >= 2 and all(str(w).startswith("tcp://") for w in workers)  # both workers ran runs
     assert most_at_once(runs) <= 2
     flaky = next(r for r in runs if r.task == "forbidden" and r.timings["attempts"] == 2)
-    assert flaky.status == "fail" and flaky.reasons == ["forbidden call: resetFilters"]  # its verdict, on retry
+    assert flaky.status == "fail" and flaky.reasons == [
+        "forbidden call (call 2): resetFilters()"
+    ]  # its verdict, on retry
     rerun = [r for r in runs if r.task == "direct" and r.timings["attempts"] >= 2]
     assert rerun and all(r.status == "pass" for r in rerun)  # the killed worker's run, done again
     assert eventually(lambda: not eval_chromiums(), 20, "every eval Chromium gone")

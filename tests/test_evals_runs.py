@@ -5,6 +5,7 @@ fail on the page's end state though the calls matched, a forbidden call), smoke 
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import time
 from pathlib import Path
@@ -79,18 +80,28 @@ def test_their_local_mode_scores_two_models_with_mock_outputs(tmp_path: Path):
         assert session.filter("agent.turn.finished")
 
 
-def test_compare_says_what_got_better_or_worse(tmp_path: Path):
+def test_compare_says_what_got_better_or_worse_beyond_noise(tmp_path: Path):
+    """Four repeats: 0/4 against 4/4 on a task is beyond noise (Fisher's exact test, p = 0.029); one repeat
+    each (0/1 against 1/1) is not, and neither is any difference of tokens or latency between unchanged tasks."""
     suite = wm.evals.load(HERE / "evals.json", tools=HERE / "schema.json")
     with ScriptedServer(by_task(SLOPPY)) as server:
-        before = wm.evals.run(suite, models=[model(server)], output=tmp_path / "a", progress=False)
+        before = wm.evals.run(suite, models=[model(server)], repeats=4, output=tmp_path / "a", progress=False)
+        once = wm.evals.run(suite, models=[model(server)], repeats=1, output=tmp_path / "c", progress=False)
     with ScriptedServer(by_task(PIZZA)) as server:
-        after = wm.evals.run(suite, models=[model(server)], output=tmp_path / "b", progress=False)
+        after = wm.evals.run(suite, models=[model(server)], repeats=4, output=tmp_path / "b", progress=False)
+        after_once = wm.evals.run(suite, models=[model(server)], repeats=1, output=tmp_path / "d", progress=False)
     comparison = after.compare(before)
-    better = {(c.model, c.task) for c in comparison.better}
-    assert ("any:scripted", None) in better and ("any:scripted", "Two mushrooms") in better
-    assert not [c for c in comparison.worse if (c.delta("success_rate") or 0) < 0]  # (timings may vary)
-    assert "better" in str(comparison)
+    verdicts = {(c.model, c.task): c.verdict for c in comparison.changes}
+    assert verdicts[("any:scripted", None)] == "better" and verdicts[("any:scripted", "Two mushrooms")] == "better"
+    mushrooms = next(c for c in comparison.changes if c.task == "Two mushrooms")
+    assert mushrooms.tests["success"] == pytest.approx(2 / 70)  # Fisher's exact test on 0/4 against 4/4
+    assert "passed 0/4 → 4/4 (p = 0.029)" in mushrooms.why
+    assert verdicts[("any:scripted", "Small pizza with onion and pepper (unordered)")] == "no clear difference"
+    assert "1 with no clear difference" not in str(comparison) and "better" in str(comparison)
     assert {c.verdict for c in before.compare(after).changes if c.task == "Two mushrooms"} == {"worse"}
+    single = after_once.compare(once)  # 0/1 against 1/1, and timings of one run each: nothing is beyond noise
+    assert {c.verdict for c in single.changes} == {"no clear difference"}, str(single)
+    assert "0 better, 0 worse" in str(single)
 
 
 @pytest.mark.browser
@@ -109,11 +120,16 @@ def test_a_native_suite_on_the_flight_demo(tmp_path: Path, polyfill_browser: wm.
     assert "origin=LON" in observed["url"] and observed["selector"]  # what the page showed, kept
     assert direct.answer == "There are 4 direct flights."
 
-    assert state.status == "fail" and state.reasons == ["1 expect_state check(s) failed"]
+    assert state.status == "fail" and state.reasons == [
+        'page check failed: #applied-filters text: expected contains "Nonstop", the page showed ""'
+    ]
     assert all(row["outcome"] == "pass" for row in state.trajectory)  # the calls matched
     assert state.checks[0].observed == ""  # no filter chip on the page
 
-    assert forbidden.status == "fail" and forbidden.reasons == ["forbidden call: resetFilters"]
+    assert forbidden.status == "fail" and forbidden.reasons == ["forbidden call (call 2): resetFilters()"]
+    page, text = (report.directory / "report.html").read_text(), str(report)
+    for reason in state.reasons + forbidden.reasons:  # what the page showed, and the call, in both views
+        assert html.escape(reason) in page and reason in text
 
     stats = report.models["any:scripted"]
     assert (stats["runs"], stats["passed"], stats["failed"], stats["errors"]) == (3, 1, 2, 0)
@@ -142,7 +158,7 @@ def test_a_native_suite_on_the_flight_demo(tmp_path: Path, polyfill_browser: wm.
     assert [c.observed for c in rescored.checks] == [c.observed for c in direct.checks]
     edited = dataclasses.replace(suite.task("direct"), forbid_calls=("listFlights",))
     stricter = wm.evals.rescore(session, edited)
-    assert stricter.status == "fail" and stricter.reasons == ["forbidden call: listFlights"]
+    assert stricter.status == "fail" and stricter.reasons == ["forbidden call (call 3): listFlights()"]
 
 
 @pytest.mark.browser

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from webmcp_nb.core import _loop
+from webmcp_nb.link.grants import GrantStore
 from webmcp_nb.link.protocol import ErrorCode
 from webmcp_nb.link.relay import Relay
 
@@ -18,7 +19,12 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
     max_leaves=12,
 )
-methods = st.sampled_from(["tool.call", "tab.open", "hello", "ping", "events.push", "nope", "", "skill.install"])
+methods = st.sampled_from(
+    [
+        *("tool.call", "tab.open", "hello", "ping", "events.push", "nope", "", "skill.install"),
+        *("grants.check", "grants.answer", "grants.revoke", "grants.list"),
+    ]
+)
 messages = st.one_of(
     json_values.map(json.dumps),
     st.text(max_size=200),
@@ -30,8 +36,9 @@ messages = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def relay():
-    relay = _loop.run(Relay("a-fuzzing-secret-of-some-length").start())
+def relay(tmp_path_factory):
+    grants = GrantStore(tmp_path_factory.mktemp("grants") / "grants.json")
+    relay = _loop.run(Relay("a-fuzzing-secret-of-some-length", grants=grants, enforce_grants=True).start())
     yield relay
     _loop.run(relay.close())
 

@@ -6,14 +6,14 @@ page tool and an MCP tool in one task, whose session then replays with neither t
 from __future__ import annotations
 
 import asyncio
-import socket
 import sys
-import threading
+import tracemalloc
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from eventually import eventually
-from mcp_peers import node_tool, server_env
+from mcp_peers import node_tool, server_env, streamable_http
 
 import webmcp_nb as wm
 from webmcp_nb.demo.run import DEMO_SEARCH
@@ -64,7 +64,6 @@ def test_a_node_server_in_the_handshake_era(tmp_path) -> None:
 
 
 def test_a_streamable_http_server(tmp_path) -> None:
-    import uvicorn
     from mcp.server.mcpserver import MCPServer as SDKServer
 
     sdk = SDKServer("adder")
@@ -74,19 +73,8 @@ def test_a_streamable_http_server(tmp_path) -> None:
         """Adds two numbers."""
         return a + b
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    http = uvicorn.Server(uvicorn.Config(sdk.streamable_http_app(), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=http.run, daemon=True)
-    thread.start()
-    try:
-        eventually(lambda: http.started, 20, "the HTTP server")
-        with wm.mcp.connect(f"http://127.0.0.1:{port}/mcp") as adder:
-            assert adder.call("add", a=2, b=3).value in (5, {"result": 5})
-    finally:
-        http.should_exit = True
-        thread.join(10)
+    with streamable_http(sdk) as url, wm.mcp.connect(url) as adder:
+        assert adder.call("add", a=2, b=3).value in (5, {"result": 5})
 
 
 @pytest.mark.timeout(60)  # a hang, not a slow failure, is the bug
@@ -150,3 +138,60 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
         assert report.steps == 2
     finally:
         flights.close()
+
+
+UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]
+
+
+def test_a_command_that_does_not_exist_says_so() -> None:
+    with pytest.raises(wm.NotConnectedError, match="cannot run 'no-such-mcp-server': No such file or directory"):
+        wm.mcp.connect(["no-such-mcp-server"], timeout=20)  # (it runs behind stdio_bound.py, which says why)
+
+
+@pytest.mark.timeout(60)  # a hang, not a slow failure, is the bug
+def test_a_server_that_stops_answering_fails_each_request_within_its_time_limit() -> None:
+    with wm.mcp.connect(UNRULY, name="unruly", request_timeout=2) as unruly:
+        with pytest.raises(wm.ToolTimeoutError, match="did not answer a call of slow within 1 s"):
+            unruly.call("slow", seconds=30, timeout=1)
+        assert unruly.call("blob", size=3).text == "xxx"  # a late answer is not taken for the next one's
+        with pytest.raises(wm.ToolTimeoutError):
+            unruly.call("freeze", timeout=1)  # the process is stopped: it answers nothing more
+        with pytest.raises(wm.ToolTimeoutError, match="did not answer tools/list within 2 s"):
+            unruly.refresh_tools()
+    assert not unruly.connected  # and closing a wedged server does not hang either
+
+
+def test_a_huge_result_is_refused_before_it_is_read() -> None:
+    with wm.mcp.connect(UNRULY, name="unruly", max_result_chars=100_000) as unruly:
+        tracemalloc.start()
+        try:
+            with pytest.raises(wm.ResultTooLargeError, match="over the 1,248,576-byte bound") as refused:
+                unruly.call("blob", size=50_000_000)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB result"
+        assert refused.value.data["size"] > 50_000_000 and refused.value.data["limit"] == 1_248_576
+        with pytest.raises(wm.ResultTooLargeError, match="over the 100,000 limit"):
+            unruly.call("blob", size=150_000)  # within the message bound, over the characters'
+        assert unruly.call("blob", size=100).text == "x" * 100  # the server is still usable
+        assert [e.data["code"] for e in unruly.events.events if e.kind == "tool.failed"] == ["RESULT_TOO_LARGE"] * 2
+
+
+def test_a_huge_tool_list_is_kept_within_the_mirror_bounds(monkeypatch) -> None:
+    import webmcp_nb.mcp.client as client
+
+    monkeypatch.setattr(client, "MAX_TOOLS", 6)  # (50,000 as in the extension's mirror: too many to list here)
+    huge = [*UNRULY, "--many", "5", "--long-description", "2000016", "--huge-schema", "3000"]
+    with pytest.warns(wm.ToolsOmittedWarning) as warned, wm.mcp.connect(huge, name="unruly") as unruly:
+        assert len(unruly.tools) == 6 and unruly.omitted == 4
+        assert len(unruly.tools["described"].description) == client.MAX_DESCRIPTION_CHARS
+        assert unruly.tools["schematic"].input_schema == {
+            "type": "object",
+            "description": "The schema was too large to keep.",
+        }
+        assert unruly.call("schematic", data={"p1": "a"}).text == "ok"  # the server checks what we no longer can
+    said = str(warned[0].message)
+    assert "descriptions over 8,000 characters cut (described)" in said
+    assert "schemas over 200,000 characters replaced by an open one (schematic)" in said
+    assert "4 tools past the first 6 left out" in said

@@ -38,11 +38,13 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
-    """One relay daemon in a throwaway home, with a Chromium dialing it, for the tests that need a user's Chrome."""
+def daemon(tmp_path_factory: pytest.TempPathFactory, server: Any) -> Iterator[Daemon]:
+    """One relay daemon in a throwaway home, with a Chromium dialing it, for the tests that need a user's Chrome
+    (whose grants let MCP clients act on the test pages' site)."""
     home = tmp_path_factory.mktemp("home")
     before = os.environ.get("WEBMCP_NB_HOME")
     os.environ["WEBMCP_NB_HOME"] = str(home)
+    wm.grants.allow(server.url(""), "act")
     running = Daemon(home)
     try:
         yield running
@@ -96,6 +98,7 @@ def test_with_no_browser_the_fixed_tools_answer_at_once_and_the_page_tools_follo
     server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
+    wm.grants.allow(server.url(""), "act")  # the daemon holds MCP clients to the user's grants
     relay = Daemon(tmp_path, browser=False)  # the relay daemon, and no browser connected to it
 
     async def run(errlog: Any) -> None:

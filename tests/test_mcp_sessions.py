@@ -20,6 +20,7 @@ from mcp_peers import Daemon, webmcp_nb_mcp
 
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess
+from webmcp_nb.core.events import Event
 from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.views.sessions import SessionsView
@@ -75,8 +76,9 @@ def focus_and_close_from_the_notebook(notebook: wm.Browser, tab_id: int) -> None
 
 
 def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: Any, tmp_path: Path) -> None:
+    wm.grants.allow(server.url(""), "act")  # the daemon holds MCP clients to the user's grants: the test pages' site
     notebook = wm.connect(daemon.port, timeout=40)
-    mcp_events: list[wm.events.Event] = []
+    mcp_events: list[Event] = []
     notebook.events.subscribe(lambda e: mcp_events.append(e) if e.data.get("origin") == "mcp" else None)
 
     async def run(errlog: Any) -> None:
@@ -92,9 +94,11 @@ def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: A
             assert "page_searchFlights" in listed_a and "page_boom" not in listed_a
             assert "page_boom" in listed_b and "page_searchFlights" not in listed_b
 
-            sessions = await anyio.to_thread.run_sync(
-                lambda: eventually(lambda: len(notebook.mcp_sessions) == 2 and notebook.mcp_sessions, 20, "2 sessions")
-            )
+            def named() -> list[Any]:  # a session is listed as soon as its server starts, named once its client is
+                sessions = notebook.mcp_sessions
+                return sessions if sorted(s.client for s in sessions) == ["client-a", "client-b"] else []
+
+            sessions = await anyio.to_thread.run_sync(lambda: eventually(named, 20, "2 named sessions"))
             tabs = {s.client: s.tab_id for s in sessions}
             assert set(tabs) == {"client-a", "client-b"} and tabs["client-a"] != tabs["client-b"]
             taken = await a.call_tool("select_tab", {"tab_id": tabs["client-b"]})

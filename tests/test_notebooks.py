@@ -44,12 +44,16 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         assert "data:image/png;base64," in html and "sk-never-written" not in html + text
     if path.name.startswith("07-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
-        assert "Eval flights (browser mode, local engine): 6/6 runs passed" in text
-        assert "worse  any:scripted · direct flights" in text  # the comparison names the task that got worse
+        assert "Eval flights (browser mode, local engine): 4/6 runs passed" in text  # direct flights failed, twice
+        assert "first expected call not met: setFilters(stops=[0]); call 2 was listFlights()" in text  # why
+        assert ": eval: fail; Answered;" in text  # the run's session report opens with the verdict
+        assert 'scripted:flights on "direct flights": clearer is better than shipped (4/4 passed' in text
+        assert "no clear difference between clearer and shipped (1/1 passed" in text  # one run each: noise
         assert "Eval flights (smoke mode, local engine): 2/2 runs passed" in text
         assert "(local mode, local engine): 1/1 runs passed" in text and "(browser mode, dask engine)" in text
         html = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
-        assert "<svg" in html and "success [95% CI]" in html
+        assert "<svg" in html and "success [95% CI]" in html and "<h2>Per task: the runs side by side</h2>" in html
+        assert "<ins style='background:#dafbe1'> For direct (nonstop) flights only, set stops to [0].</ins>" in html
     if path.name.startswith("05-"):
         views = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
         assert views, "the panel rendered no widget view"
@@ -59,6 +63,11 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         values = " ".join(str(m["state"].get("value", "")) for m in state.values())
         assert "searchFlights → ok" in values and "Only direct flights are shown now." in str(outputs)
         assert "lines in the log; the newest:" in str(outputs)
+    if path.name.startswith("08-"):
+        text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
+        assert "There are 15 flights from London to New York" in text and "every selector works" in text
+        assert "call time_get_current_time" in text and "every result as recorded" in text
+        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar and card
     if path.name.startswith("06-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text

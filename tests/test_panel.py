@@ -8,8 +8,10 @@ import pytest
 from eventually import eventually
 
 import webmcp_nb as wm
+from webmcp_nb.core import _loop
 from webmcp_nb.core.describe import family
 from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link.connection import Connection
 from webmcp_nb.testing import ScriptedServer, call, say
 from webmcp_nb.views import SchemaForm
 
@@ -85,6 +87,43 @@ def test_each_log_line_says_what_happened_and_who_did_it(polyfill_browser, serve
     finally:
         panel.close()
         tab.close()
+
+
+def _another_client(browser: wm.Browser) -> wm.Browser:
+    """Another notebook's view of ``browser``: a client of its relay over a socket (closing it leaves the browser)."""
+
+    async def connect() -> wm.Browser:
+        connection = Connection(browser.relay.port, browser.relay.secret)
+        client = wm.Browser(connection)
+        await connection.open()
+        await client._wait_bound(20, lambda: "")
+        return client
+
+    return _loop.run(connect())
+
+
+def test_the_status_shows_the_browser_as_it_is(flights, polyfill_browser, server):
+    browser = _another_client(polyfill_browser)
+    panel = wm.panel(browser.tab(flights.id))
+    try:
+        panel.tools.select("searchFlights")
+        assert panel.tools.call_button.disabled is False
+        before = len(browser.tabs)  # (the browser is shared: other tests' tabs may be open)
+        assert f"browser connected · {before} tabs" in panel.status.state.value
+        shop = polyfill_browser.open(server.url("shop/"))  # opened elsewhere, no tools: no event in this stream
+        eventually(lambda: f"browser connected · {before + 1} tabs" in panel.status.state.value)
+        assert shop.id in [tab_id for _, tab_id in panel.status.picker.options]
+        shop.close()
+        eventually(lambda: f"browser connected · {before} tabs" in panel.status.state.value)
+
+        browser.close()
+        assert "browser closed" in panel.status.state.value and "connected" not in panel.status.state.value
+        assert panel.status.picker.options == () and "tabs" not in panel.status.state.value
+        assert panel.tools.list.options == () and panel.tools.call_button.disabled
+        assert "The browser is closed" in panel.tools.hint.value
+    finally:
+        panel.close()
+        browser.close()
 
 
 def test_a_page_without_tools_says_what_to_do(polyfill_browser, server):

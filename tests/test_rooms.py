@@ -12,7 +12,20 @@ import pytest
 
 PACKAGE = Path(__file__).parents[1] / "webmcp_nb"
 
-ORDER = ["core", "link", "browser", "own_chrome", "recording", "agent", "mcp", "replay", "views", "demo", "evals"]
+ORDER = [
+    "core",
+    "link",
+    "browser",
+    "own_chrome",
+    "recording",
+    "agent",
+    "mcp",
+    "replay",
+    "bridge",
+    "views",
+    "demo",
+    "evals",
+]
 """The rooms from the bottom up: each may use only rooms before it."""
 
 LEAVES = {"_version", "testing"}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp import playwright_context
+from cdp import configure_chat, playwright_context
 from eventually import eventually
 
 import webmcp_nb as wm
@@ -29,7 +29,6 @@ expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 DENIED = "The user denied this action. Do not retry it; ask the user what to do instead."
 RESULTS_QUERY = "&".join(f"{k}={v}" for k, v in DEMO_SEARCH.items())  # opens the flight demo on its results
 
@@ -63,14 +62,7 @@ class Chromium:
 
     def configure_chat(self, base_url: str, model: str, key: str) -> None:
         """Set the chat's endpoint the way a user does: on the options page."""
-        page = self.context.new_page()
-        page.goto(OPTIONS)
-        page.fill("#sidecar-base-url", base_url)
-        page.fill("#sidecar-model", model)
-        page.fill("#sidecar-api-key", key)
-        page.click("#sidecar-save")
-        expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=TIMEOUT)
-        page.close()
+        configure_chat(self.context, base_url, model, key)
 
 
 @pytest.fixture

@@ -193,7 +193,7 @@ def test_user_scripts_off_is_detected_and_explained(server):
     assert [w.filename for w in caught] == [__file__]  # it points at the user's line, not the library's loop
     with browser:
         tab = browser.open(server.url("shop/"))
-        with pytest.raises(wm.errors.PermissionDeniedError, match="chrome://extensions/\\?id="):
+        with pytest.raises(wm.PermissionDeniedError, match="chrome://extensions/\\?id="):
             tab.inject(probe_skill())
 
 

@@ -107,3 +107,17 @@ def test_reading_the_tools_while_the_page_changes_them(open_tab):
     tab.wait_for_tool("listFlights")  # the page registered three more tools meanwhile
     assert [first, *walking] == list(before)  # (a dict changed during iteration raised RuntimeError here)
     assert "listFlights" in tab.tools and tab.tools["listFlights"].info is tab._tools.infos[(0, "listFlights")]
+
+
+def test_a_call_that_changes_the_pages_tools_returns_once_tab_tools_shows_it(open_tab):
+    """The page's frame says when its tools changed during a call (a registration, an AbortSignal that removes a
+    tool); such a call returns once ``tab.tools`` has the change, others at once."""
+    tab = open_tab("t/changing.html")
+    tab.wait_for_tool("beta")
+    assert tab.call("alpha").tools_changed is False
+    removed = tab.call("change", remove=["alpha"])  # an abort only: nothing registered
+    assert removed.tools_changed is True and "alpha" not in tab.tools
+    added = tab.call("change", add=["gamma"], describe={"beta": "beta, described anew"})
+    assert added.tools_changed is True and "gamma" in tab.tools
+    assert tab.tools["beta"].description == "beta, described anew"
+    assert tab.call("gamma").tools_changed is False

@@ -5,6 +5,10 @@ selected and called, a chat turn with a confirmation card, skills and the log; e
 report; the extension's side panel and its chat — and each is rendered in Chromium: no payload runs, none
 becomes an element or an attribute, none reaches the model outside its data block, and no text reads backwards.
 
+The lab's browser enforces the user's per-site grants (``launch(grants=True)``), so asks for a site, made by an
+MCP client named with the page's payloads for one of its tools, are shown as asking cards in both panels, and its
+grants in their Sites lists.
+
 The lists are found by introspection: a new widget class in ``webmcp_nb.views`` or a new class with a rich
 repr anywhere in ``webmcp_nb`` fails these tests until they show it too."""
 
@@ -24,16 +28,18 @@ from typing import Any
 
 import ipywidgets as W
 import pytest
-from cdp import playwright_context
+from cdp import configure_chat, playwright_context
 from eventually import eventually
 from IPython.core.formatters import DisplayFormatter
 from ipywidgets.widgets.widget_description import DescriptionWidget
-from mcp_peers import server_env
+from mcp_peers import server_env, streamable_http
 
 import webmcp_nb as wm
 import webmcp_nb.views
+from webmcp_nb.bridge.sites import load_site
 from webmcp_nb.browser.skills import SkillHealthWarning
 from webmcp_nb.core import _loop
+from webmcp_nb.core.agent_rules import TEXTS
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
 from webmcp_nb.own_chrome.connect import BrowserList, BrowserSummary
 from webmcp_nb.own_chrome.doctor import Diagnosis, _check_browsers
@@ -45,7 +51,6 @@ expect = sync_api.expect
 
 TIMEOUT = 20_000  # ms, for every wait on the side panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
-OPTIONS = f"chrome-extension://{EXTENSION_ID}/options/options.html"
 TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 BLOCK = {tag: re.compile(rf"<\s*/?\s*{tag}", re.I) for tag in ("tool_result", "page_context")}
@@ -55,7 +60,7 @@ CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_conte
 OUR_TAGS = [
     "html", "head", "body", "title", "meta", "style", "div", "span", "b", "i", "pre", "code", "details", "summary",
     "table", "caption", "thead", "tbody", "tr", "th", "td", "h1", "h2", "img", "a", "label", "input", "svg", "rect",
-    "line", "text",
+    "line", "text", "ul", "li", "small", "del", "ins",
 ]  # fmt: skip
 # The side panel's own elements (sidepanel/sidepanel.html and what its modules build with textContent).
 PANEL_TAGS = [
@@ -139,11 +144,23 @@ def violations(seen: dict[str, Any], what: str) -> list[str]:
 @pytest.fixture(scope="module")
 def lab(server: Any) -> Iterator[Lab]:
     with (
-        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        wm.launch(args=["--remote-debugging-port=0"], grants=True) as browser,
         playwright_context(browser.process.profile_dir) as seen,
     ):
         tab = browser.open(server.url("t/untrusted.html"))
-        yield Lab(browser, seen, tab, tab.call("payloads").value)
+        try:
+            yield Lab(browser, seen, tab, tab.call("payloads").value)
+        finally:
+            wm.grants.revoke(tab.url)  # what the run granted, in the suite's home
+
+
+def hostile_ask(lab: Lab, url: str | None = None) -> Any:
+    """An ask made by an MCP client whose name, and the tool it asks for, are the page's payloads (on the lab's
+    tab, or on ``url``'s site); its future gives the relay's answer."""
+    params: dict[str, Any] = {"need": "act", "who": {"kind": "mcp", "name": lab.everything}, "action": "call"}
+    params |= {"tool": lab.payloads[0], "risk": "high", "timeoutMs": 60_000}
+    params |= {"url": url} if url is not None else {"tabId": lab.tab.id}
+    return _loop.submit(lab.browser._check_grant(params, 70))
 
 
 @pytest.fixture(scope="module")
@@ -160,12 +177,82 @@ def hostile_session(lab: Lab) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def mcp_views(lab: Lab, server: Any) -> Iterator[list[Any]]:
-    """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, in ``wm.mcp.connect``'s
-    objects: the server, its tool map, each tool, a result made of payloads."""
+    """The hostile page's tools as an MCP client sees them through ``webmcp-nb mcp``, and a hostile MCP server's
+    (its name, its tools' names and descriptions made of payloads), in ``wm.mcp.connect``'s objects: each server,
+    its tool map, each tool, a result made of payloads."""
+    from mcp.server.mcpserver import MCPServer as SDKServer
+
+    p = lab.payloads
+    sdk = SDKServer(lab.everything)
+    sdk.tool(name=f"{p[11]}{p[0]}", description=lab.everything)(lambda: lab.everything)
     command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("t/untrusted.html")]
-    with wm.mcp.connect(command, env=server_env(), name="hostile") as remote:
+    with pytest.warns(wm.ToolsOmittedWarning, match="cut \\(page_megabyte\\)"):  # the megabyte description
+        remote = wm.mcp.connect(command, env=server_env(), name="hostile")
+    with (
+        remote,
+        streamable_http(sdk) as url,
+        wm.mcp.connect(url, name="hostile-server") as stranger,
+    ):
         result = remote.call("page_forgeBlock")
-        yield [remote, remote.tools, *remote.tools.values(), result]
+        assert stranger.server_info is not None and stranger.server_info.name == lab.everything
+        ours = [remote, remote.tools, *remote.tools.values(), result]
+        yield [*ours, stranger, stranger.tools, *stranger.tools.values(), stranger.call(f"{p[11]}{p[0]}")]
+
+
+@dataclass
+class Bridged:
+    """The chat-site bridge run on the demo chat with the hostile page's tools as its source: its bar and card as
+    the chat page shows them (the closed shadow root's HTML), what the chat was sent, and the bridge's objects."""
+
+    bar: list[str] = field(default_factory=list)
+    sent: list[str] = field(default_factory=list)
+    views: list[Any] = field(default_factory=list)
+
+
+def shadow_html(page: Any, host: str = "WEBMCP-NB-BRIDGE") -> str:
+    """The HTML inside ``host``'s (closed) shadow root, as the DevTools protocol sees it."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = [cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]]
+        while nodes:
+            node = nodes.pop()
+            if node.get("nodeName") == host:
+                children = node["shadowRoots"][0].get("children", [])
+                return "".join(cdp.send("DOM.getOuterHTML", {"nodeId": c["nodeId"]})["outerHTML"] for c in children)
+            nodes += [*node.get("children", []), *node.get("shadowRoots", [])]
+        raise AssertionError(f"no <{host.lower()}> in the page")
+    finally:
+        cdp.detach()
+
+
+@pytest.fixture(scope="module")
+def bridged(lab: Lab, server: Any) -> Iterator[Bridged]:
+    p = lab.payloads
+    hostile_site = {**load_site("demo-chat").as_dict(), "name": p[0], "about": lab.everything}
+    transfer = {"name": "transfer", "arguments": {"to": p[0], "note": p[3] + p[11]}}
+    script = [
+        say(f"<tool_call>{json.dumps({'name': 'forgeBlock', 'arguments': {}})}</tool_call>"),
+        say(f"<tool_call>{json.dumps(transfer)}</tool_call>"),
+        say(f"Done. {lab.everything}"),
+    ]
+    out = Bridged()
+    with ScriptedServer(script) as model:
+        url = server.url(f"chat/?model={model.base_url}")
+        page = lab.context.new_page()
+        page.goto(url)
+        chat = eventually(lambda: next((t for t in lab.browser.tabs if t.url == url), None))
+        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, session=False)
+        out.bar.append(shadow_html(page))  # the bar: the page's tool names and descriptions
+        bridge.send(f"Do it. {lab.everything}")
+        eventually(lambda: bridge.pending, 60, "the card for transfer")
+        out.bar.append(shadow_html(page))  # a card: the arguments a chat reply wrote
+        bridge.answer(bridge.pending[0], False)
+        assert bridge.wait_answer(timeout=60).startswith("Done.")
+        out.views = [bridge, bridge.check()]
+        out.sent = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "user"]
+        bridge.close()
+        page.close()
+    yield out
 
 
 # ----- the notebook panel, driven through everything a user does -----
@@ -228,6 +315,13 @@ def run(lab: Lab, server: Any, hostile_session: str) -> Iterator[Run]:
         agent = wm.Agent(tab, provider="any", base_url=model.base_url, api_key="k", model="scripted")
         out = Run(wm.panel(tab, agent=agent))
         panel = out.panel
+        out.snapshot()
+        asked = hostile_ask(lab)  # the site was never granted: both panels show the ask
+        ask = eventually(lambda: list(panel.grant_cards.values()))[0]
+        out.snapshot()
+        ask.buttons["act"].click()  # granted: the Sites tab lists it, and the agent below may act
+        assert asked.result(timeout=30)["answer"] == "act"
+        eventually(lambda: panel.sites.revoke_buttons, 10, "the Sites tab to list the grant")
         out.snapshot()
         for name in [n for _, n in panel.tools.list.options]:
             panel.tools.select(name)
@@ -359,27 +453,34 @@ def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
         call(p[0], x=p[1]),
         say(f"Done. {lab.everything}"),
     ]
+    variants = {"page": {}, "hostile": {"inspectMe": {"description": lab.everything, "title": p[1]}}}
     with ScriptedServer(by_task({"[hostile]": script})) as model:
         report = wm.evals.run(
             suite, models=[wm.Model("any", "m", base_url=model.base_url)], browser=lab.browser, output=folder,
-            progress=False,
+            progress=False, variants=variants,
         )  # fmt: skip
-    (run,) = report.runs
+    run = report.runs[0]
     assert run.status == "fail" and len(run.checks) == 3 and run.answer and lab.everything in run.answer
-    return [report, report.compare(report)], report.html()
+    assert report.runs[1].overrides["inspectMe"]["description"]["variant"] == lab.everything
+    return [report, report.compare(report), report.compare_variants()], report.html()
 
 
 def test_every_rich_repr_and_the_report_show_page_text_as_text(
-    lab: Lab, run: Run, mcp_views: list[Any], tmp_path: Path
+    lab: Lab, run: Run, mcp_views: list[Any], bridged: Bridged, tmp_path: Path
 ) -> None:
     tab = lab.tab
     shown = [lab.browser, tab, tab.tools, *tab.tools.values(), *run.results, run.agent_result, run.session]
-    shown += mcp_views
+    shown += mcp_views + bridged.views
     report = run.session.report()
-    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report]
+    shown += [run.replay, run.skill, lab.browser.skills, tab.screenshot(), *diagnostics(lab), report, wm.grants]
     shown += run.injections  # one with the page's reason for refusing the skill
     eval_views, eval_report = evals_views(lab, tmp_path)
     shown += eval_views
+    p = lab.payloads  # an override of the page's text, made of the page's text: its table of differences
+    tab.tools.override("inspectMe", description=lab.everything, input_schema={"properties": {p[0]: {"type": p[1]}}})
+    shown.append(tab.tools.overrides)
+    shown += [tab.tools["inspectMe"], tab.tools]
+    assert tab.tools["inspectMe"].differences
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"
@@ -397,6 +498,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     seen = lab.render(f"<!doctype html><html><head><title>reprs</title></head><body>{''.join(parts)}</body></html>")
     bad = violations(seen, "rich reprs") + violations(lab.render(report.html), "session report")
     bad += violations(lab.render(eval_report), "eval report")
+    tab.tools.clear_overrides()
     assert not bad + plain, "\n".join(bad + sorted(set(plain)))
     assert TITLE_MARK in seen["text"]  # the tab's title is shown, as text
     assert report.html.count("src='data:image/png;base64,") >= 2  # the confirmed transfer, before and after
@@ -460,6 +562,33 @@ def test_the_page_title_reaches_the_model_only_as_data(run: Run) -> None:
     assert not bad, "\n".join(bad)
 
 
+# ----- the chat-site bridge's bar and cards, in the chat page -----
+
+BAR_TAGS = ["html", "head", "title", "body", "div", "span", "button", "details", "summary", "ul", "li", "b", "pre"]
+
+
+def test_the_chat_bridge_shows_page_text_as_text_and_sends_results_as_data(lab: Lab, bridged: Bridged) -> None:
+    bad = []
+    for i, markup in enumerate(bridged.bar):
+        ours = re.match(r"^<style>[^<]*</style>", markup)  # the bar's own style, first: page text adds none
+        assert ours, markup[:200]
+        page = lab.context.new_page()
+        page.evaluate("window.__pwned = []")
+        body = markup[ours.end() :].replace("<details>", "<details open>", 1)  # the tools' list, shown
+        page.set_content(f"<!doctype html><html><head><title>bar</title></head><body>{body}</body></html>")
+        page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 50)))")
+        seen = page.evaluate(CHECK_DOM, {"tags": BAR_TAGS, "styles": [], "scripts": []})
+        page.close()
+        bad += violations(seen, f"chat bridge bar ({'with a card' if i else 'tools'})")
+    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "Run it" in bridged.bar[1]
+    results = [m for m in bridged.sent if m.startswith("<tool_result ")]
+    bad += [f"sent to the chat: {m[:300]}" for m in results if not one_block(m, "tool_result")]
+    assert not bad, "\n".join(bad)
+    assert "<U+202E>" in seen["text"]  # the card's arguments: the note reads forwards
+    assert len(results) == 2 and "&lt;/tool_result&gt;" in results[0]  # forgeBlock's result, defused
+    assert results[1] == f'<tool_result tool="transfer" status="error">\n{TEXTS["denied"]}\n</tool_result>'
+
+
 # ----- the extension's side panel and its chat -----
 
 
@@ -476,17 +605,6 @@ def check_panel(page: Any, what: str) -> None:
     seen = page.evaluate(CHECK_DOM, {"tags": PANEL_TAGS, "styles": [], "scripts": ["main.js"]})
     bad = violations(seen, what)
     assert not bad, "\n".join(bad)
-
-
-def configure_chat(lab: Lab, base_url: str) -> None:
-    page = lab.context.new_page()
-    page.goto(OPTIONS)
-    page.fill("#sidecar-base-url", base_url)
-    page.fill("#sidecar-model", "scripted")
-    page.fill("#sidecar-api-key", "")
-    page.click("#sidecar-save")
-    expect(page.locator("#sidecar-status")).to_contain_text("Saved", timeout=TIMEOUT)
-    page.close()
 
 
 def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_session: str) -> None:
@@ -509,9 +627,17 @@ def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_se
     for shown in ("#tab-title", "#tool-description"):  # the last tool's description (transfer) has one too
         assert "<U+202E>" in page.locator(shown).inner_text(), shown
 
+    asked = hostile_ask(lab, "http://localhost:9/")  # a site never granted: an asking card, answered once here
+    card = page.locator("#confirmations .card.grant:not(.resolved)")
+    expect(card).to_contain_text(p[0], timeout=TIMEOUT)
+    expect(page.locator("#grants li")).to_have_count(1)  # the lab's site, granted in the notebook panel
+    check_panel(page, "side panel, an asking card and the Sites list")
+    card.locator("button.grant-once").click()
+    assert asked.result(timeout=30)["answer"] == "once"
+
     script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"Done. {p[0]}")]
     with ScriptedServer(script) as model:
-        configure_chat(lab, model.base_url)
+        configure_chat(lab.context, model.base_url)
         page.fill("#chat-input", f"Do it. {lab.everything}")
         page.click("#chat-send")
         card = page.locator('#confirmations .card[data-origin="chat"]:not(.resolved)')

@@ -16,6 +16,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .agent.agent import Agent, AgentResult, AgentRun, ConfirmationRequest, Step
+    from .bridge.bridge import ChatBridge, ChatSiteWarning, achat_bridge, chat_bridge
     from .browser.browser import Browser, UserScriptsWarning
     from .browser.launch import alaunch, launch
     from .browser.skills import InjectionResult, Skill, SkillHealthWarning
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     )
     from .demo.server import DemoServer, serve_demo
     from .evals.suite import Model
+    from .link.grants import grants
     from .own_chrome.connect import BrowserSummary, abrowsers, aconnect, browsers, connect
     from .own_chrome.doctor import Diagnosis, adoctor, doctor
     from .recording.report import Report
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
 _WHERE = {
     "agent.agent": ("Agent", "AgentResult", "AgentRun", "ConfirmationRequest", "Step"),
     "browser.browser": ("Browser", "UserScriptsWarning"),
+    "bridge.bridge": ("ChatBridge", "ChatSiteWarning", "achat_bridge", "chat_bridge"),
     "own_chrome.connect": ("BrowserSummary", "abrowsers", "aconnect", "browsers", "connect"),
     "demo.server": ("DemoServer", "serve_demo"),
     "own_chrome.doctor": ("Diagnosis", "adoctor", "doctor"),
@@ -80,6 +83,7 @@ _WHERE = {
         "WebMCPError",
     ),
     "evals.suite": ("Model",),
+    "link.grants": ("grants",),
     "browser.launch": ("alaunch", "launch"),
     "replay.replay": ("ReplayReport", "areplay_agent", "areplay_calls", "replay_agent", "replay_calls"),
     "recording.report": ("Report",),
@@ -96,6 +100,7 @@ __all__ = [
     "mcp",
     "evals",
     "Model",
+    "grants",
     "Agent",
     "AgentResult",
     "AgentRun",
@@ -105,6 +110,10 @@ __all__ = [
     "Browser",
     "Tab",
     "UserScriptsWarning",
+    "ChatBridge",
+    "ChatSiteWarning",
+    "achat_bridge",
+    "chat_bridge",
     "BrowserSummary",
     "abrowsers",
     "aconnect",

@@ -1,5 +1,7 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``doctor``, ``browsers``,
-``extension-path``, ``serve-demo``. The benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``grants``, ``doctor``,
+``browsers``, ``extension-path``, ``serve-demo``. Without a command it prints its help and starts nothing; every
+option says what it does in plain text (a test walks the parser). The benchmark is not part of the package:
+``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
 
@@ -15,7 +17,16 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .link.home import home, read_secret, relay_port
+from ._version import __version__
+from .link.home import UnsafeHomeError, home, read_secret, relay_port, write_private
+
+__all__ = ["main", "parser"]
+
+DESCRIPTION = """\
+webmcp-nb: list and call a web page's WebMCP tools from a notebook or a shell, in your own Chrome (through the
+relay and the paired extension) or in a Chromium it launches. Try the demo first: webmcp-nb demo."""
+EPILOG = "webmcp-nb COMMAND --help shows a command's options. In Python: import webmcp_nb as wm."
+PORT_HELP = "the relay's port (default: $WEBMCP_NB_PORT, else 17830)"
 
 SHELL_STEPS: dict[str, str] = {
     "set_key": "Export it in the shell that runs webmcp-nb (export {variable}=…) and run the command again.",
@@ -27,13 +38,12 @@ SHELL_STEPS: dict[str, str] = {
 
 
 def _worded(exc: BaseException) -> str:
-    """An error as a shell user reads it: the library's errors with their next step in the shell's words."""
+    """An error as a shell user reads it: the library's errors with their next step in the shell's words (page
+    text in them made visible)."""
+    from .core.display import visible
     from .core.errors import WebMCPError
 
-    return exc.worded(SHELL_STEPS) if isinstance(exc, WebMCPError) else str(exc)
-
-
-__all__ = ["main"]
+    return visible(exc.worded(SHELL_STEPS)) if isinstance(exc, WebMCPError) else visible(exc)
 
 
 def _running_relay(port: int) -> int | None:
@@ -56,7 +66,7 @@ def _relay(args: argparse.Namespace) -> int:
 
     async def run() -> None:
         try:
-            relay = await Relay(read_secret, port=port, idle_timeout=idle).start()
+            relay = await Relay(read_secret, port=port, idle_timeout=idle, enforce_grants=True).start()
         except OSError as exc:
             pid = _running_relay(port)
             if pid is not None:
@@ -67,7 +77,7 @@ def _relay(args: argparse.Namespace) -> int:
             raise SystemExit(1) from None
         print(f"webmcp-nb relay listening on ws://127.0.0.1:{relay.port} (pid {os.getpid()})", flush=True)
         pid_file = home() / f"relay-{relay.port}.pid"
-        pid_file.write_text(f"{os.getpid()}\n")
+        write_private(pid_file, f"{os.getpid()}\n")
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, lambda: asyncio.ensure_future(relay.close()))
@@ -96,6 +106,7 @@ def _mcp(args: argparse.Namespace) -> int:
         port=args.port,
         browser_id=args.browser_id,
         allow_file_urls=args.allow_file_urls,
+        ask_timeout=args.ask_timeout,
     )
     return serve(options)
 
@@ -117,7 +128,7 @@ def _pair(args: argparse.Namespace) -> int:
             "connected now stay connected until they reconnect: to cut them off, stop the relay (webmcp-nb doctor "
             "shows its pid)."
         )
-    written = install(folders, port=args.port)
+    written = install(folders, port=relay_port(args.port))
     if not written:
         known = ", ".join(str(f.path) for f in browser_folders())
         print(
@@ -135,22 +146,64 @@ def _pair(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grants(args: argparse.Namespace) -> int:
+    from .link.grants import GrantError, GrantFileError, grants
+
+    try:
+        if args.action == "allow":
+            grant = grants.allow(args.origin, args.level, by="cli")
+            print(f"{grant.origin}: {grant.level}")
+        elif args.action == "deny":
+            print(f"{grants.deny(args.origin, by='cli').origin}: none (never, and never asked)")
+        elif args.action == "revoke":
+            gone = grants.revoke(args.origin)
+            print(f"{args.origin}: {'revoked: it asks again' if gone else 'had no grant'}")
+        else:
+            print(grants._repr_mimebundle_()["text/plain"])
+            problem = grants.snapshot().problem
+            if problem:
+                print(f"webmcp-nb grants: {problem}", file=sys.stderr)
+                return 1
+    except GrantError as exc:
+        print(f"webmcp-nb grants: {exc}", file=sys.stderr)
+        return 2
+    except GrantFileError as exc:
+        print(f"webmcp-nb grants: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _doctor(args: argparse.Namespace) -> int:
     from .own_chrome.doctor import doctor
 
-    diagnosis = doctor(args.port)
+    diagnosis = doctor(args.port, user_data_dirs=args.user_data_dir or None)
     print(diagnosis)
     return 0 if diagnosis.ok else 1
 
 
 def _browsers(args: argparse.Namespace) -> int:
-    from .own_chrome.connect import browsers
+    from .core.display import visible
+    from .core.errors import NotConnectedError
+    from .own_chrome.connect import BrowserSummary, relay_status
 
-    found = browsers(args.port)
+    port = relay_port(args.port)
+    try:
+        status = asyncio.run(relay_status(port))
+    except NotConnectedError as exc:  # another program holds the port
+        print(f"webmcp-nb browsers: {exc}", file=sys.stderr)
+        return 1
+    if status is None:
+        print(
+            f"webmcp-nb browsers: no relay is running on 127.0.0.1:{port} (wm.connect() or `webmcp-nb relay` "
+            "starts one; `webmcp-nb doctor` checks everything)",
+            file=sys.stderr,
+        )
+        return 1
+    found = [BrowserSummary.from_state(b) for b in status.get("browsers") or []]
     for summary in found:
-        print(summary)
+        print(visible(str(summary)))
     if not found:
-        print(f"no browser is connected to a relay on port {relay_port(args.port)}", file=sys.stderr)
+        print(f"no browser is connected to the relay on port {port}", file=sys.stderr)
     return 0
 
 
@@ -217,20 +270,24 @@ def _eval(args: argparse.Namespace) -> int:
     import dataclasses
 
     from . import evals
+    from .core.display import visible
+    from .core.errors import ConfigurationError
 
+    options = vars(args)
     try:
-        suite = evals.builtin(args.suite) if args.suite else evals.load(args.evals, tools=args.tools)
-        if args.tools and args.suite:
+        suite = evals.builtin(args.suite) if args.suite else evals.load(args.evals, tools=options.get("tools"))
+        if options.get("tools") and args.suite:
             suite = suite.with_tools(args.tools)
-        models = [evals.Model.parse(m) for m in args.model] or None
-        for price in args.price:
+        models = [evals.Model.parse(m) for m in options.get("model", [])] or None
+        for price in options.get("price", []):
             label, _, numbers = price.partition("=")
             given, _, out = numbers.partition(",")
             models = [
                 dataclasses.replace(m, price_input=float(given), price_output=float(out)) if m.label == label else m
                 for m in models or [evals.Model.parse(s) for s in suite.models]
             ]
-        limits = {k: int(v) for k, _, v in (item.partition("=") for item in args.max_requests)}
+        limits = {k: int(v) for k, _, v in (item.partition("=") for item in options.get("max_requests", []))}
+        variants = evals.load_variants(args.variants) if options.get("variants") else None
         report = evals.run(
             suite,
             models=models,
@@ -240,135 +297,232 @@ def _eval(args: argparse.Namespace) -> int:
             client=args.scheduler,
             concurrency=args.concurrency,
             retries=args.retries,
-            start_url=args.url,
+            start_url=options.get("url"),
             output=args.output_dir,
             provider_limits=limits,
-            native_webmcp=args.native,
+            native_webmcp=options.get("native", False),
             progress=not args.quiet,
+            variants=variants,
         )
+    except ConfigurationError as exc:
+        print(f"webmcp-nb eval: {visible(_in_shell_words(exc))}", file=sys.stderr)
+        return 2
     except (evals.SuiteError, ValueError, OSError) as exc:
         print(f"webmcp-nb eval: {_worded(exc)}", file=sys.stderr)
         return 2
     print(report)
     if report.directory is not None:
-        print(f"report: {(report.directory / 'report.html').resolve()} (and report.json; sessions in runs/)")
+        print(f"report: {visible((report.directory / 'report.html').resolve())} (and report.json; sessions in runs/)")
     if not report.ok(args.threshold):
         print(f"below the threshold ({args.threshold:.0%} success, no errors)", file=sys.stderr)
         return 1
     return 0
 
 
+def _in_shell_words(exc: Exception) -> str:
+    """A configuration error as a shell user acts on it: the variable to export, not a notebook cell."""
+    data = getattr(exc, "data", None)
+    if isinstance(data, dict) and data.get("variable"):
+        variable = data["variable"]
+        return (
+            f"no API key for {data.get('model')}: {variable} is not set. Set it in this shell (export "
+            f"{variable}=…) and run the command again, or try the suite with no key: -m scripted:FILE (the "
+            "shipped suites have scripted models: -m scripted:flights, -m scripted:shop). No run was started."
+        )
+    return str(exc)
+
+
+EVAL_MODES = {
+    "local": (
+        "tools from a schema.json, mock outputs, no browser",
+        {"tools", "model", "variants", "price", "max_requests"},
+    ),
+    "browser": (
+        "a fresh Chromium per run on the live page",
+        {"url", "native", "model", "variants", "price", "max_requests"},
+    ),
+    "smoke": ("the expected calls with sample arguments, no model (CI)", {"url", "native"}),
+}
+"""Each eval mode, its help, and the options only it takes (the rest are shared)."""
+
+
+def _command(sub: Any, name: str, text: str, description: str | None = None) -> argparse.ArgumentParser:
+    """A subcommand whose help (in the list of commands) and description (atop its own help) say what it does."""
+    command: argparse.ArgumentParser = sub.add_parser(name, help=text, description=description or text)
+    return command
+
+
 def _eval_parser(sub: Any) -> None:
-    evaluation = sub.add_parser(
+    evaluation = _command(
+        sub,
         "eval",
-        help="run an eval suite (webmcp-evals' files or native ones); exits 1 below --threshold",
+        "run an eval suite (webmcp-evals' files or native ones); exits 1 below --threshold",
         description="Modes: local (tools from a schema file, mocked outputs), browser (a live page), smoke (the "
-        "expected calls with sample arguments, no model). Keys come from the environment only.",
+        "expected calls with sample arguments, no model). Keys come from the environment only; -m scripted:FILE "
+        "(or scripted:flights, scripted:shop) is a stand-in model that needs none.",
     )
     modes = evaluation.add_subparsers(dest="mode", required=True)
-    for mode, text in (
-        ("local", "tools from a schema.json, mock outputs, no browser"),
-        ("browser", "a fresh Chromium per run on the live page"),
-        ("smoke", "the expected calls with sample arguments, no model (CI)"),
-    ):
-        p = modes.add_parser(mode, help=text)
+    for mode, (text, own) in EVAL_MODES.items():
+        p = _command(modes, mode, text)
         source = p.add_mutually_exclusive_group(required=True)
         source.add_argument("-e", "--evals", help="a suite file: webmcp-evals' evals.json, or a native YAML/JSON")
         source.add_argument("--suite", help="a shipped suite: flights or shop (the bundled demos)")
-        p.add_argument("-t", "--tools", help="local mode: the tools, as webmcp-evals' schema.json")
-        p.add_argument("-u", "--url", help="the start URL (default: the suite's; demo:PATH serves the bundled demos)")
-        p.add_argument("-m", "--model", action="append", default=[], help="provider:model[@base_url], repeatable")
+        if "tools" in own:
+            p.add_argument("-t", "--tools", help="the tools, as webmcp-evals' schema.json (else the suite's tools:)")
+        if "url" in own:
+            p.add_argument(
+                "-u", "--url", help="the start URL (default: the suite's; demo:PATH serves the bundled demos)"
+            )
+        if "model" in own:
+            p.add_argument(
+                "-m", "--model", action="append", default=[],
+                help="provider:model[@base_url], or scripted:FILE (a scripted stand-in, no key); repeatable",
+            )  # fmt: skip
+        if "variants" in own:
+            p.add_argument(
+                "--variants", metavar="FILE",
+                help="tool variants (YAML/JSON: {variant: {tool: {description, title, input_schema}}}): every task "
+                "runs under each, and the report says which wins",
+            )  # fmt: skip
         p.add_argument("-r", "--repeats", "--runs", type=int, default=None, help="runs per task and model")
-        p.add_argument("--engine", choices=["local", "dask"], default="local")
+        p.add_argument("--engine", choices=["local", "dask"], default="local", help="where runs go (default: local)")
         p.add_argument("--scheduler", help="dask: a scheduler address (default: a LocalCluster here)")
-        p.add_argument("--concurrency", type=int, default=2, help="browsers at once (local), or workers started")
+        p.add_argument("--concurrency", type=int, default=2, help="runs at once (local), or workers started")
         p.add_argument("--retries", type=int, default=1, help="tries again after a browser or endpoint error")
         p.add_argument("--threshold", type=float, default=1.0, help="the success rate each model must reach")
-        p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
-        p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
+        if "price" in own:
+            p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
+        if "max_requests" in own:
+            p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
         p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
-        p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
+        if "native" in own:
+            p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_eval)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="webmcp-nb", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+def parser() -> argparse.ArgumentParser:
+    """The command line: every command and option with its help, in plain text."""
+    top = argparse.ArgumentParser(prog="webmcp-nb", description=DESCRIPTION, epilog=EPILOG)
+    top.add_argument("--version", action="version", version=f"webmcp-nb {__version__}")
+    sub = top.add_subparsers(dest="command", title="commands", metavar="COMMAND")
 
-    demo = sub.add_parser("demo", help="launch headless Chromium on the bundled demo and call its tools")
+    demo = _command(sub, "demo", "launch headless Chromium on the bundled demo and call its tools")
     demo.add_argument("--headed", action="store_true", help="show the browser window")
     demo.add_argument("--native", action="store_true", help="use the browser's own WebMCP, not the polyfill")
     demo.add_argument("--report", default="webmcp-nb-demo-report.html", help="where to write the replay's report")
     demo.add_argument("--record", action="store_true", help="re-record the shipped demo session (maintainers)")
     demo.set_defaults(func=_demo)
 
-    replay = sub.add_parser("replay", help="replay a recorded session; exits 1 when a result diverges")
+    replay = _command(sub, "replay", "replay a recorded session; exits 1 when a result diverges")
     replay.add_argument("session", help="a session folder or its session.jsonl")
     replay.add_argument("--url", help="where to replay (default: the first page the session used)")
     replay.add_argument("--calls", action="store_true", help="repeat the tool calls only, not the agent turns")
     replay.add_argument("--ignore", action="append", default=[], help="a volatile field to skip, e.g. searchId")
     replay.add_argument("--tolerance", type=float, default=0.0, help="accept numbers this close")
     replay.add_argument("--report", help="write the replay's HTML report here")
-    replay.add_argument("--headed", action="store_true")
-    replay.add_argument("--native", action="store_true")
+    replay.add_argument("--headed", action="store_true", help="show the browser window")
+    replay.add_argument("--native", action="store_true", help="use the browser's own WebMCP, not the polyfill")
     replay.set_defaults(func=_replay)
 
     _eval_parser(sub)
 
-    relay = sub.add_parser("relay", help="run the relay in the foreground (wm.connect() starts it for you)")
-    relay.add_argument("--port", type=int, default=None, help="default: $WEBMCP_NB_PORT or 17830")
+    relay = _command(sub, "relay", "run the relay in the foreground (wm.connect() starts it for you)")
+    relay.add_argument("--port", type=int, default=None, help=PORT_HELP)
     relay.add_argument("--idle-exit", type=float, default=0, help="exit after this many seconds without clients")
     relay.set_defaults(func=_relay)
 
-    mcp = sub.add_parser(
-        "mcp", help="a stdio MCP server: an MCP client (Claude Desktop, VS Code…) drives a tab through the relay"
+    mcp = _command(
+        sub, "mcp", "a stdio MCP server: an MCP client (Claude Desktop, VS Code…) drives a tab through the relay"
     )
     mcp.add_argument("--launch", action="store_true", help="launch its own Chromium instead of using your Chrome")
     mcp.add_argument("--url", help="open this URL and bind the session to its tab")
     mcp.add_argument("--headed", action="store_true", help="with --launch: show the browser window")
     mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP")
-    mcp.add_argument("--port", type=int, default=None, help="the relay's port (default: $WEBMCP_NB_PORT or 17830)")
+    mcp.add_argument("--port", type=int, default=None, help=PORT_HELP)
     mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay")
     mcp.add_argument(
         "--allow-file-urls",
         action="store_true",
         help="let the MCP client open file: URLs (off: only http, https and about:blank)",
     )
+    mcp.add_argument(
+        "--ask-timeout", type=float, default=60.0, help="seconds an ask for a site's grant waits for you (default 60)"
+    )
     mcp.set_defaults(func=_mcp)
 
-    pair = sub.add_parser("pair", help="let the extension in your Chrome pair with this account (native messaging)")
+    pair = _command(sub, "pair", "let the extension in your Chrome pair with this account (native messaging)")
     pair.add_argument(
-        "--user-data-dir", action="append", default=[], help="a browser's user-data folder (default: all found)"
+        "--user-data-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a browser's user-data folder, repeatable (default: every one found)",
     )
-    pair.add_argument("--port", type=int, default=None, help="the relay port the extension should dial")
+    pair.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="the relay port the extension should dial (default: $WEBMCP_NB_PORT, else 17830)",
+    )
     pair.add_argument("--rotate", action="store_true", help="make a new secret (paired extensions re-pair)")
     pair.add_argument("--remove", action="store_true", help="uninstall the pairing host")
     pair.set_defaults(func=_pair)
 
-    doc = sub.add_parser("doctor", help="check the relay, the pairing and the browsers; each problem with its fix")
-    doc.add_argument("--port", type=int, default=None)
+    granting = _command(
+        sub,
+        "grants",
+        "which sites of your Chrome agents and MCP clients may read or act on",
+        description="Per-site grants (the file grants.json in the webmcp-nb home): read lets a model list a site's "
+        "tools, call its read-only ones and take screenshots; act lets it call every tool (high-risk ones still "
+        "ask each time). A site never granted asks first; none never asks and is refused.",
+    )
+    actions = granting.add_subparsers(dest="action", metavar="ACTION")
+    _command(actions, "list", "every granted site (the default)")
+    allow = _command(actions, "allow", "grant a site read or act")
+    allow.add_argument("origin", help="the site, like https://bank.example (a path is dropped)")
+    allow.add_argument("level", choices=["read", "act"], help="read, or act (which includes read)")
+    for name, text in (("deny", "never, and never ask (level none)"), ("revoke", "forget: the site asks again")):
+        _command(actions, name, text).add_argument("origin", help="the site, like https://bank.example")
+    granting.set_defaults(func=_grants)
+
+    doc = _command(sub, "doctor", "check the relay, the pairing and the browsers; each problem with its fix")
+    doc.add_argument("--port", type=int, default=None, help=PORT_HELP)
+    doc.add_argument(
+        "--user-data-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="check the pairing of this browser folder, as given to pair; repeatable (default: every one found)",
+    )
     doc.set_defaults(func=_doctor)
 
-    listing = sub.add_parser("browsers", help="list the browsers connected to the relay")
-    listing.add_argument("--port", type=int, default=None)
+    listing = _command(sub, "browsers", "list the browsers connected to the relay (exits 1 when no relay runs)")
+    listing.add_argument("--port", type=int, default=None, help=PORT_HELP)
     listing.set_defaults(func=_browsers)
 
-    ext = sub.add_parser("extension-path", help="print where the unpacked extension is")
+    ext = _command(sub, "extension-path", "print where the unpacked extension is")
     ext.set_defaults(func=_extension_path)
 
-    serve = sub.add_parser("serve-demo", help="serve the demo pages on 127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve = _command(sub, "serve-demo", "serve the demo pages on 127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000, help="the port to serve on (default: 8000)")
     serve.set_defaults(func=_serve_demo)
+    return top
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = parser()
+    args = cli.parse_args(list(sys.argv[1:] if argv is None else argv))
     if args.command is None:
-        args = parser.parse_args(["demo"])
+        cli.print_help()
+        return 0
     from .core.errors import WebMCPError
 
     try:
         return int(args.func(args))
+    except UnsafeHomeError as exc:
+        print(f"webmcp-nb {args.command}: {exc}", file=sys.stderr)
+        return 1
     except WebMCPError as exc:  # said in the shell's words, without a traceback
         print(f"webmcp-nb {args.command}: {exc.code.value}: {_worded(exc)}", file=sys.stderr)
         return 2

@@ -8,16 +8,24 @@ as one JSON body, whichever the request asks for::
     with ScriptedServer([call("listFlights"), say("The cheapest is BA117.")], quirks="deepseek") as model:
         agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted")
 
+A step of a script may also be a function of the request: ``reads("setFilters", "nonstop", then=..., otherwise=...)``
+answers by what a tool's description and schema say, so a stand-in model acts on a tool's wording the way a real
+one may (what an eval of tool variants measures). ``script_from(data)`` reads the same scripts from a file's data
+(``webmcp-nb eval -m scripted:FILE``; the format is in its docstring).
+
 Requests the endpoint would refuse get the provider's 400 answer: a quirk the client did not honour, and — as
 every real provider does — a ``tool_call`` in the history without a tool message answering it right after, or a
 tool message that answers no call. Replies report token usage (counted roughly: four characters a token), in
 the body or, when a streamed request asks for it (``stream_options``), in a last chunk; ``usages`` keeps each.
+It answers pages too (CORS, any origin): the demo chat site (``chat/?model=BASE_URL`` among the demo pages)
+streams its answers from it.
 """
 
 from __future__ import annotations
 
 import http.server
 import json
+import sys
 import threading
 import time
 import uuid
@@ -25,7 +33,22 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Reply", "Quirks", "QUIRKS", "ScriptedServer", "say", "call", "calls", "fail", "slow", "by_task"]
+__all__ = [
+    "Reply",
+    "Quirks",
+    "QUIRKS",
+    "ScriptedServer",
+    "say",
+    "call",
+    "calls",
+    "fail",
+    "slow",
+    "by_task",
+    "reads",
+    "script_from",
+    "SCRIPT_FORMAT",
+    "ScriptError",
+]
 
 
 @dataclass(frozen=True)
@@ -66,7 +89,35 @@ def slow(reply: Reply, seconds: float) -> Reply:
     return Reply(**{**reply.__dict__, "delay": seconds})
 
 
-def by_task(scripts: Mapping[str, Sequence[Reply]], default: Reply | None = None) -> Callable[[dict[str, Any]], Reply]:
+Step = Reply | Callable[[dict[str, Any]], Reply]
+"""One reply of a script: a ``Reply``, or a function of the request that returns one."""
+
+
+def _tool_text(body: dict[str, Any], tool: str) -> str | None:
+    """What the request tells the model about ``tool`` (its function's description and parameters), or ``None``
+    when it does not offer that tool. In prompt mode the tools are in the system message."""
+    for offered in body.get("tools") or []:
+        function = offered.get("function") if isinstance(offered, dict) else None
+        if isinstance(function, dict) and function.get("name") == tool:
+            return json.dumps(function, ensure_ascii=False)
+    system = next((m.get("content") for m in body.get("messages", []) if m.get("role") == "system"), None)
+    if isinstance(system, str) and f"- {tool}:" in system:
+        return system.split(f"- {tool}:", 1)[1].split("\n- ", 1)[0]
+    return None
+
+
+def reads(tool: str, text: str, *, then: Reply, otherwise: Reply) -> Callable[[dict[str, Any]], Reply]:
+    """A step that answers ``then`` when the request offers ``tool`` and its description or schema says ``text``
+    (case-insensitive), else ``otherwise``: a stand-in model that acts on what the tool says."""
+
+    def step(body: dict[str, Any]) -> Reply:
+        said = _tool_text(body, tool)
+        return then if said is not None and text.lower() in said.lower() else otherwise
+
+    return step
+
+
+def by_task(scripts: Mapping[str, Sequence[Step]], default: Reply | None = None) -> Callable[[dict[str, Any]], Reply]:
     """A script for many conversations at once (an eval's concurrent runs): the first key of ``scripts`` found in
     a request's first user message picks the script, and the number of assistant messages in its history picks
     the reply (past the end, or for no key: ``default``, which answers "Done." unless given)."""
@@ -80,11 +131,88 @@ def by_task(scripts: Mapping[str, Sequence[Reply]], default: Reply | None = None
             if key in first:
                 step = sum(1 for m in messages if m.get("role") == "assistant")
                 if step < len(replies):
-                    return replies[step]
+                    found = replies[step]
+                    return found if isinstance(found, Reply) else found(body)
                 break
         return default or say("Done.")
 
     return script
+
+
+SCRIPT_FORMAT = "webmcp-nb-scripted-model"
+"""The ``format:`` of a scripted model's file."""
+
+
+class ScriptError(ValueError):
+    """A scripted model's file that is not what it should be; the message names the place."""
+
+
+def _step(where: str, raw: Any) -> Step:
+    if not isinstance(raw, dict):
+        raise ScriptError(
+            f"{where}: a step is {{say: TEXT}}, {{call: TOOL, arguments: {{...}}}}, {{calls: [...]}} or {{if: ...}}"
+        )
+    if "if" in raw:
+        condition = raw["if"]
+        if (
+            not isinstance(condition, dict)
+            or not isinstance(condition.get("tool"), str)
+            or not isinstance(condition.get("says"), str)
+        ):
+            raise ScriptError(f"{where}: if: is {{tool: NAME, says: TEXT}}")
+        if "then" not in raw or "else" not in raw:
+            raise ScriptError(f"{where}: an if: step needs then: and else: (a step each)")
+        then, otherwise = _step(f"{where} then", raw["then"]), _step(f"{where} else", raw["else"])
+        if not isinstance(then, Reply) or not isinstance(otherwise, Reply):
+            raise ScriptError(f"{where}: then: and else: are plain steps (no if: inside)")
+        return reads(condition["tool"], condition["says"], then=then, otherwise=otherwise)
+    if "call" in raw:
+        arguments = raw.get("arguments") or {}
+        if not isinstance(raw["call"], str) or not isinstance(arguments, dict):
+            raise ScriptError(f"{where}: call: is a tool's name, arguments: an object")
+        return Reply(content=raw.get("say"), tool_calls=((raw["call"], arguments),))
+    if "calls" in raw and isinstance(raw["calls"], list):
+        pairs = []
+        for i, item in enumerate(raw["calls"]):
+            if not isinstance(item, dict) or not isinstance(item.get("call"), str):
+                raise ScriptError(f"{where} calls[{i}]: each is {{call: TOOL, arguments: {{...}}}}")
+            pairs.append((item["call"], dict(item.get("arguments") or {})))
+        return calls(*pairs)
+    if "say" in raw:
+        return say(str(raw["say"]))
+    raise ScriptError(f"{where}: unknown step {sorted(raw)}; a step is say:, call:, calls: or if:")
+
+
+def script_from(data: Any, where: str = "scripted model") -> Callable[[dict[str, Any]], Reply]:
+    """A ``by_task`` script from a scripted model's data (YAML or JSON)::
+
+    format: webmcp-nb-scripted-model
+    tasks:                               # by text found in a task's prompt (its first user message)
+      direct flights:
+        - call: searchFlights            # one step per model request: calls, then an answer
+          arguments: {origin: LON, destination: NYC}
+        - if: {tool: setFilters, says: nonstop}      # by what the tool's description or schema says
+          then: {call: setFilters, arguments: {stops: [0]}}
+          else: {call: listFlights}
+        - say: There are 4 direct flights.
+    default: {say: "I cannot help with that."}      # a task no key matches (optional)
+    """
+    if not isinstance(data, dict) or data.get("format") != SCRIPT_FORMAT:
+        raise ScriptError(f"{where}: not a scripted model: expected a mapping with format: {SCRIPT_FORMAT}")
+    if unknown := set(data) - {"format", "version", "tasks", "default"}:
+        raise ScriptError(f"{where}: unknown keys {sorted(unknown)}; a scripted model has format, tasks, default")
+    tasks = data.get("tasks")
+    if not isinstance(tasks, dict) or not tasks:
+        raise ScriptError(f"{where}: tasks: maps text found in a task's prompt to its steps")
+    scripts: dict[str, list[Step]] = {}
+    for key, steps in tasks.items():
+        if not isinstance(steps, list) or not steps:
+            raise ScriptError(f"{where}: tasks[{key!r}] must be a non-empty list of steps")
+        scripts[str(key)] = [_step(f"{where}: tasks[{key!r}][{i}]", step) for i, step in enumerate(steps)]
+    default = _step(f"{where}: default", data["default"]) if "default" in data else None
+    if default is not None and not isinstance(default, Reply):
+        raise ScriptError(f"{where}: default is a plain step")
+    return by_task(scripts, default)
 
 
 @dataclass(frozen=True)
@@ -142,11 +270,11 @@ class ScriptedServer:
         self._next = 0
         self._lock = threading.Lock()
         handler = type("Handler", (_Handler,), {"server_ref": self})
-        self._http = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self._http = _Server(("127.0.0.1", port), handler)
         self._http.daemon_threads = True
         self.port = self._http.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        threading.Thread(target=self._http.serve_forever, name="scripted-model", daemon=True).start()
+        threading.Thread(target=self._http.serve_forever, args=(0.05,), name="scripted-model", daemon=True).start()
 
     def close(self) -> None:
         self._http.shutdown()
@@ -276,11 +404,31 @@ class ScriptedServer:
         yield chunk({}, "tool_calls" if message.get("tool_calls") else "stop")
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    """A client that gives up on a (slow) reply is normal here: no traceback for the connection it closed."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_ref: ScriptedServer
 
     def log_message(self, format: str, *args: object) -> None:
         pass
+
+    def end_headers(self) -> None:
+        self.send_header("Access-Control-Allow-Origin", "*")  # a page may be the client (the demo chat site)
+        super().end_headers()
+
+    def do_OPTIONS(self) -> None:
+        """A browser's preflight before a page's JSON POST: allowed from any page (the server holds nothing)."""
+        self.send_response(204)
+        self.send_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+        self.send_header("Access-Control-Allow-Headers", "content-type, authorization")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()

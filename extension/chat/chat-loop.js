@@ -13,6 +13,8 @@
 //   tab(tabId) → tab info {id, url, title, tools} or null     call(tabId, name, args) → {ok, text?, error?}
 //   emit(kind, tabId, data)                                    confirm({id, tool, arguments, risk, tabId}, signal) → boolean
 //   settle(tabId) → resolves once the worker re-read the tab's tools, after a step that may have changed them
+//   allow({tabId, need, model, action, tool?, risk?, held?, timeoutMs}) → {ok, answer?, error?}: the site's grant
+//     (the relay's grants.check; it asks the user when the site was never granted)
 //   startAssistant(), delta(text), step({tool, status, summary}), notice(text)   — transcript updates
 import { CONFIRM, LIMITS, PROVIDERS, SYSTEM_PROMPT, TEXTS } from './agent-rules.js';
 import {
@@ -20,6 +22,7 @@ import {
   parseArguments, providerFor, resolvePolicy, resultText, stopNote, toolSpecs,
 } from './agent-core.js';
 import { ModelIO } from './model-io.js';
+import { GRANT_ASK_TIMEOUT_S } from '../shared/protocol.js';
 
 const TURN_TIMEOUT_MS = LIMITS.turn_timeout_s * 1000;
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
@@ -58,6 +61,16 @@ function conversation(tab, history) {
     return [system, { ...first, content: `${context}\n\n${first.content}` }, ...rest];
   }
   return [system, { role: 'user', content: context }, ...history];
+}
+
+// A page's site as the holds of `once` answers key it (the relay normalises sites itself).
+function siteOf(url) {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? null : origin;
+  } catch (_) {
+    return null;
+  }
 }
 
 const aborted = (signal) => new Promise((_, reject) => {
@@ -113,8 +126,9 @@ export class ChatLoop {
     const { host } = this;
     const emit = (kind, data) => host.emit(kind, tabId, data);
     const turn = {
-      tabId, settings, history: this.messages, signal: controller.signal,
+      tabId, settings, history: this.messages, signal: controller.signal, deadline: Date.now() + TURN_TIMEOUT_MS,
       steps: 0, open: new Map(), answer: null, stopped: null, usage: null, // open: call id → {name, state}
+      held: new Map(), // site → what an answer of `once` allowed for the rest of this turn
     };
     turn.history.push({ role: 'user', content: task });
     emit('chat.message', { role: 'user', text: task, model: settings.model });
@@ -151,6 +165,10 @@ export class ChatLoop {
     let toolsOffered = true;
     for (;;) {
       const tab = host.tab(tabId);
+      if (tab) {
+        const check = await this.allow(turn, tab, 'read', { action: 'read the page' }); // its title, address, tools
+        if (!check.ok) throw new Error(`${check.error?.code ?? 'PERMISSION_DENIED'}: ${check.error?.message ?? 'not granted'}`);
+      }
       const specs = toolsOffered ? toolSpecs(tab?.tools ?? [], tab?.origin) : new Map();
       const functions = [...specs.values()].map((s) => s.function);
       const reply = await this.io.complete(settings, conversation(tab, history), functions, signal, {
@@ -217,6 +235,18 @@ export class ChatLoop {
     turn.history.push({ role: 'user', content: stopNote(reason, values) });
   }
 
+  // The site's grant before the chat reads the page or calls a tool on it: the relay decides, and asks the user
+  // when the site was never granted (for at most the turn's remaining time); `once` holds for the rest of the turn.
+  async allow(turn, tab, need, what) {
+    const site = siteOf(tab?.url);
+    const held = turn.held.get(site) ?? null;
+    const timeoutMs = Math.max(100, Math.min(GRANT_ASK_TIMEOUT_S * 1000, turn.deadline - Date.now() - 1000));
+    const ask = { tabId: tab?.id ?? turn.tabId, need, model: turn.settings.model, held, timeoutMs, ...what };
+    const reply = await Promise.race([this.host.allow(ask), aborted(turn.signal)]);
+    if (reply.ok && reply.answer === 'once' && site) turn.held.set(site, held === 'act' ? 'act' : need);
+    return reply;
+  }
+
   // One call: {content (for the model), tool, risk, reached (the page got it), denied}.
   async step(turn, specs, call) {
     const { host } = this;
@@ -233,6 +263,11 @@ export class ChatLoop {
     };
     if (!spec) return done('error', fill(TEXTS.unknown_tool, { name: call.name, available: [...specs.keys()].join(', ') || TEXTS.no_tools }));
     if (typeof args === 'string') return done('error', fill(TEXTS.not_an_object, { arguments: args }));
+    const granted = await this.allow(turn, host.tab(tabId), risk === 'low' ? 'read' : 'act', { action: 'call', tool, risk });
+    if (!granted.ok) {
+      const { code = 'PERMISSION_DENIED', message = 'not granted' } = granted.error ?? {};
+      return done('error', fill(TEXTS.tool_error, { code, message }));
+    }
     if (needsConfirmation(this.confirm, risk)) {
       turn.open.set(call.id, { name: call.name, state: 'confirming' });
       const id = `sc-${Date.now().toString(36)}-${++this.ids}`;

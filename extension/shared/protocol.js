@@ -60,7 +60,16 @@ export const Method = Object.freeze({
   "SESSION_BIND": "session.bind",
   "SESSION_CLOSE": "session.close",
   "SESSIONS_UPDATED": "sessions.updated",
-  "SESSION_EVENTS": "session.events"
+  "SESSION_EVENTS": "session.events",
+  "GRANTS_CHECK": "grants.check",
+  "GRANTS_LIST": "grants.list",
+  "GRANTS_ANSWER": "grants.answer",
+  "GRANTS_REVOKE": "grants.revoke",
+  "GRANTS_UPDATED": "grants.updated",
+  "GRANT_EVENT": "grant.event",
+  "BRIDGE_OPEN": "bridge.open",
+  "BRIDGE_SEND": "bridge.send",
+  "BRIDGE_EVENT": "bridge.event"
 });
 export const PANEL_EVENT_KINDS = Object.freeze([
   "tool.called",
@@ -80,6 +89,7 @@ export const PAGE_SOURCES = Object.freeze([
   "native",
   "polyfill"
 ]);
+export const GRANT_ASK_TIMEOUT_S = 60.0;
 export const LOG_FAMILIES = Object.freeze({
   "tool": "tool calls",
   "evidence": "tool calls",
@@ -92,19 +102,27 @@ export const LOG_FAMILIES = Object.freeze({
   "skill": "skills",
   "skills": "skills",
   "note": "notes",
-  "replay": "tool calls"
+  "replay": "tool calls",
+  "grant": "sites",
+  "bridge": "agent",
+  "override": "tool calls",
+  "verdict": "agent"
 });
 export const LOG_PROBLEMS = Object.freeze([
   "agent.error",
   "agent.limit",
+  "bridge.problem",
   "browser.crashed",
   "evidence.failed",
+  "grant.refused",
   "replay.diverged",
   "skill.failed",
   "tool.denied",
   "tool.failed",
   "tool.refused",
-  "tools.omitted"
+  "tools.omitted",
+  "verdict.error",
+  "verdict.fail"
 ]);
 export const LOG_QUIET = Object.freeze([
   "model.delta",
@@ -116,5 +134,31 @@ export const ORIGINS = Object.freeze({
   "panel": "notebook panel",
   "agent": "agent",
   "sidepanel": "side panel",
-  "mcp": "MCP client"
+  "mcp": "MCP client",
+  "bridge": "chat bridge"
+});
+export const ASKERS = Object.freeze({
+  "agent": "agent",
+  "mcp": "MCP client",
+  "sidepanel": "side panel chat",
+  "bridge": "chat-site bridge"
+});
+export const GRANT_ANSWERED = Object.freeze({
+  "once": "allowed once",
+  "read": "may read it",
+  "act": "may act on it",
+  "never": "never"
+});
+export const GRANT_LEVELS = Object.freeze({
+  "none": "never (not asked)",
+  "read": "may be read",
+  "act": "may be acted on",
+  "ask": "asks first"
+});
+export const GRANT_WHY_NOT = Object.freeze({
+  "never": "the user chose never",
+  "timeout": "nobody answered in time",
+  "withdrawn": "the asker gave up",
+  "read only": "granted for reading only",
+  "not a site": "not a site that can be granted"
 });

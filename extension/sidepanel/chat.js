@@ -35,6 +35,8 @@ const loop = new ChatLoop({
   call: (tabId, { name, frameId, documentId }, args) => request({ type: 'call', tabId, name, frameId, documentId, args, timeoutMs: LIMITS.tool_timeout_s * 1000 }),
   emit: (kind, tabId, data) => void request({ type: 'emit', kind, tabId, data }),
   confirm: (req, signal) => new Promise((resolve) => addCard({ ...req, origin: 'chat', decide: resolve, signal })),
+  // The site's grant (the relay asks the user, in this panel and the notebook's, when it was never granted).
+  allow: (ask) => request({ type: 'grant', ...ask }),
   // After a step that may have changed the page's tools: the worker asks the tab's frames to report them (as
   // Python's tab.refresh_tools() does) and answers with the tab once they have.
   settle: async (tabId) => {

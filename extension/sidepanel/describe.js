@@ -2,7 +2,9 @@
 // file, tests/vectors/log_lines.json, keeps the two saying the same): the URL of a navigation, the tools a page
 // added and removed, a call's arguments and a preview of its result, who acted. Plain text; the log renders it as
 // text. No DOM here, so node can run it.
-import { LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS } from '../shared/protocol.js';
+import {
+  ASKERS, GRANT_ANSWERED, GRANT_LEVELS, GRANT_WHY_NOT, LOG_FAMILIES, LOG_PROBLEMS, LOG_QUIET, ORIGINS,
+} from '../shared/protocol.js';
 
 const PREVIEW = 140;
 export const PROBLEMS = new Set(LOG_PROBLEMS);
@@ -63,6 +65,12 @@ export function actor(event) {
   if (['agent', 'model', 'confirmation'].includes(String(event.kind).split('.')[0])) return 'agent';
   return null;
 }
+
+const said = (words, key) => (Object.hasOwn(words, String(key)) ? words[String(key)] : String(key));
+
+// Who asks for a site ("MCP client Claude Desktop") and what it asks to do ("call searchFlights [medium risk]").
+export const asker = (d) => `${said(ASKERS, d.origin ?? '')} ${d.who ?? ''}`.trim();
+export const doing = (d) => `${d.action ?? ''}${d.tool ? ` ${d.tool}` : ''}${d.risk ? ` [${d.risk} risk]` : ''}`;
 
 const names = (list) => (Array.isArray(list) ? list.map(String).join(', ') : '');
 const tokens = (usage) => (Number.isSafeInteger(usage?.total_tokens) ? usage.total_tokens : 0);
@@ -135,7 +143,36 @@ export function describe(event) {
     case 'mcp.session.started':
     case 'mcp.session.bound':
     case 'mcp.session.ended': return session(event.kind, event.tab_id, d);
+    case 'grant.asked': return `${asker(d)} asks to ${doing(d)} on ${d.site ?? ''} (needs ${d.need ?? ''})`;
+    case 'grant.answered': return `${d.site ?? ''}: ${said(GRANT_ANSWERED, d.answer)} (${doing(d)})${d.error ? `; ${d.error}` : ''}`;
+    case 'grant.refused': return `${d.site ?? ''}: not granted to ${asker(d)} (${doing(d)}): ${said(GRANT_WHY_NOT, d.why)}`;
+    case 'grant.changed': return `${d.site ?? ''}: ${said(GRANT_LEVELS, d.level)}${d.by ? ` (by ${d.by})` : ''}`;
+    case 'bridge.opened': return `chat bridge on the ${d.site} site with ${(d.tools ?? []).length} tools: ${names(d.tools) || 'none'}`;
+    case 'bridge.state': {
+      const state = d.enabled ? 'on' : 'off';
+      return (d.running ?? true) ? state : `${state}, not running: ${d.why ?? ''}`;
+    }
+    case 'bridge.sent':
+      return (d.by === 'bridge' ? 'results sent to the chat' : 'the user sent a message') + (d.instructions ? ' (with the tool instructions)' : '');
+    case 'bridge.answered': {
+      const calls = d.calls ?? 0;
+      return `the assistant answered (${calls} tool call${calls === 1 ? '' : 's'} this turn)`;
+    }
+    case 'bridge.closed': return 'chat bridge closed';
+    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: offered to the user as a button`;
+    case 'bridge.problem': return `in the chat page: ${d.text ?? ''}`;
+    case 'override.set': {
+      const fields = d.fields && typeof d.fields === 'object' && !Array.isArray(d.fields) ? Object.keys(d.fields) : [];
+      const listed = Array.isArray(d.differences) ? d.differences.map(String).join('; ') : '';
+      const differs = listed ? `; its schema differs from the page's: ${listed}` : '';
+      return `${tool}: ${fields.join(', ') || 'text'} overridden here (the page's own tool still runs)${differs}`;
+    }
+    case 'override.cleared': return `${names(d.tools)}: the page's own text again`;
     default: {
+      if (String(event.kind).startsWith('verdict.')) {
+        const why = Array.isArray(d.reasons) ? d.reasons.map(String).join('; ') : '';
+        return `${d.by ?? 'eval'}: ${String(event.kind).slice('verdict.'.length)}${why ? ` — ${clip(why, 600)}` : ''}`;
+      }
       const rest = Object.fromEntries(Object.entries(d).filter(([k]) => k !== 'origin'));
       return Object.keys(rest).length ? preview(rest) : '';
     }

@@ -1,5 +1,6 @@
 // The side panel: the shown tab's tools (call one by hand), its skills (switch them), the session's log,
-// confirmations (from a notebook agent and from this panel's chat), the chat, and the MCP clients' sessions. Everything goes through the
+// confirmations (from a notebook agent and from this panel's chat), asks for a site's grant, the chat, the MCP
+// clients' sessions, and the sites granted. Everything goes through the
 // worker's hub (panel-hub.js) over one runtime port; the hub records what the panel does as events, which reach
 // the notebook's session when a notebook is connected.
 //
@@ -7,9 +8,10 @@
 // log, the confirmation cards and the chat's transcript. Page- and tool-provided text is only ever rendered as
 // text (dom.js). The chat's API key stays in model-io.js's request headers: never in this page's DOM, events or
 // logs.
-import { trackConfirmations } from './cards.js';
+import { trackConfirmations, trackGrants } from './cards.js';
 import { loadChatPolicy, loadChatSettings, setUpChat, trackNotebookTurn } from './chat.js';
 import { $ } from './dom.js';
+import { renderGrants, setGrants } from './grants.js';
 import { renderHeader, renderStatus, setStatus } from './header.js';
 import { connectHub } from './hub.js';
 import { appendLog, remember, renderLog, setUpLog } from './log.js';
@@ -34,6 +36,7 @@ function tabUpdated(tab) {
 function addEvent(event, live) {
   if (!remember(event)) return;
   trackConfirmations(event);
+  trackGrants(event);
   trackNotebookTurn(event);
   if (live) appendLog(event);
 }
@@ -50,10 +53,12 @@ function onHubMessage(message) {
       for (const tab of message.tabs ?? []) tabs.set(tab.id, tab);
       setSkills(message.skills);
       setSessions(message.sessions);
+      setGrants(message.grants);
       for (const event of message.events ?? []) addEvent(event, false);
       renderTab();
       renderLog();
       renderSessions();
+      renderGrants();
       break;
     case 'event':
       addEvent(message.event, true);
@@ -69,6 +74,10 @@ function onHubMessage(message) {
     case 'sessions':
       setSessions(message.sessions);
       renderSessions();
+      break;
+    case 'grants':
+      setGrants(message.grants);
+      renderGrants();
       break;
     case 'skills':
       setSkills(message.skills);
@@ -100,4 +109,5 @@ await Promise.all([
   loadChatPolicy(),
 ]);
 renderHeader();
+renderGrants();
 connectHub({ message: onHubMessage, lost: () => setStatus({ hubUp: false, relay: false, clients: 0 }) });

@@ -44,7 +44,7 @@ function run(endpoint, name, args, timeoutMs, maxResultChars, callId) {
       clearTimeout(timer);
       calls.delete(id);
       if (callId !== undefined) byCallId.delete(callId);
-      if (message.ok) resolve({ text: message.text, frameId });
+      if (message.ok) resolve({ text: message.text, frameId, ...(message.toolsChanged === true ? { toolsChanged: true } : {}) });
       else reject(new RelayError(message.error?.code ?? ErrorCode.TOOL_ERROR, message.error?.message ?? 'Tool failed', message.error?.data));
     }
     calls.set(id, { port, finish, cancel: () => stop(`"${name}" was cancelled by its caller`) });

@@ -1,7 +1,8 @@
 // Pairing with the user's webmcp-nb: the pairing secret comes from the native-messaging host that
 // `webmcp-nb pair` installs (Chrome starts it as the user, for this extension only, and it reads the 0600 secret
 // file), and is kept in chrome.storage.local, which web pages and content scripts cannot read. A launched
-// browser gets its secret in config.json instead (see relay.js). Nothing is ever copied by hand.
+// browser gets its secret in config.json instead (see relay.js). Nothing is ever copied by hand. The same host
+// starts the relay daemon when the side panel needs it and none runs.
 import { HOST_NAME } from '../shared/protocol.js';
 
 // {secret, port, pairedAt} or null.
@@ -33,7 +34,20 @@ export async function pair() {
   return { pairing };
 }
 
+// Ask the host to start the relay daemon on `port` when nothing listens there (the side panel's chat needs the
+// relay: it keeps the user's site grants); resolves to {started} or {problem}.
+export async function startRelay(port) {
+  try {
+    const reply = await chrome.runtime.sendNativeMessage(HOST_NAME, { type: 'relay', port });
+    return reply?.error ? { problem: String(reply.error) } : { started: reply?.started === true };
+  } catch (error) {
+    return { problem: String(error?.message ?? error) };
+  }
+}
+
+// Paused first: removing the pairing makes the worker dial again, and it must find the pause already there (else it
+// pairs again at once through the host, undoing the user's click; seen on a loaded machine).
 export async function forgetPairing() {
-  await chrome.storage.local.remove('pairing');
   await chrome.storage.local.set({ pairingPaused: true });
+  await chrome.storage.local.remove('pairing');
 }

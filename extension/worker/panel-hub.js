@@ -1,11 +1,12 @@
 // The worker's hub for side panels: each open panel holds a port to the worker. The hub keeps the last events
 // of the session (pushed by notebooks through the relay, and made by panels themselves), sends them and tab and
 // skill updates and the relay's MCP sessions to every panel, and acts for a panel: call a tool, re-read a tab's
-// tools, answer a confirmation, switch a skill, record an event, focus a session's tab, close a session.
+// tools, answer a confirmation, switch a skill, record an event, focus a session's tab, close a session, check a
+// site's grant for the chat, answer an ask, revoke a grant (the relay keeps the grants: the file in the user's home).
 // Events a panel causes go to the relay as `panel.event`, so the notebook's session records them; only the
 // kinds in PANEL_EVENT_KINDS (generated from webmcp_nb/protocol.py, which checks their fields again).
 import { Method, PANEL_EVENT_KINDS } from '../shared/protocol.js';
-import { connectionState, isConnected, notify } from './relay.js';
+import { connectionState, isConnected, notify, request, wakeRelay } from './relay.js';
 import { callTool } from './calls.js';
 import { tabInfo, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
@@ -16,6 +17,10 @@ const log = [];
 const panels = new Set();
 let clients = 0;
 let sessions = []; // the relay's MCP sessions (sessions.updated), as it sent them
+let grants = null; // the per-site grants as the relay last sent them (grants.updated); null while it is away
+
+const NO_RELAY = 'Site grants are kept by the webmcp-nb relay, which is not connected and could not be started '
+  + 'from here: run `webmcp-nb relay` (or wm.connect() in a notebook), then ask again.';
 
 function broadcast(message) {
   for (const port of panels) port.postMessage(message);
@@ -42,6 +47,11 @@ export function setClients(count) {
 export function setSessions(list) {
   sessions = list;
   broadcast({ type: 'sessions', sessions });
+}
+
+export function setGrants(state) {
+  grants = state && typeof state === 'object' ? state : null;
+  broadcast({ type: 'grants', grants });
 }
 
 export const relayChanged = () => broadcast(status());
@@ -74,8 +84,27 @@ async function callForPanel({ tabId, name, frameId, documentId, args }) {
   }
 }
 
+const failure = (error) => ({ ok: false, error: { code: error.code ?? 'INTERNAL', message: String(error.message ?? error) } });
+
+// The chat's check before it reads a page or calls a tool (the relay asks the user when the site was never
+// granted). A browser whose relay does not enforce grants (launched by webmcp-nb) needs no round trip.
+async function checkGrant({ tabId, need, model, action, tool, risk, held, timeoutMs }) {
+  if (grants?.enforced === false) return { ok: true, level: 'exempt' };
+  if (!isConnected() && !(await wakeRelay())) return { ok: false, error: { code: 'PERMISSION_DENIED', message: NO_RELAY } };
+  const params = { tabId, need, who: { kind: 'sidepanel', name: String(model ?? 'the chat') }, action, timeoutMs };
+  for (const [key, value] of Object.entries({ tool, risk, held })) if (value) params[key] = value;
+  try {
+    return { ok: true, ...(await request(Method.GRANTS_CHECK, params, Number(timeoutMs) + 10_000)) };
+  } catch (error) {
+    return failure(error);
+  }
+}
+
 const actions = {
   call: callForPanel,
+  grant: checkGrant,
+  grantAnswer: ({ id, answer }) => request(Method.GRANTS_ANSWER, { id, answer }).then((r) => ({ ok: true, ...r }), failure),
+  grantRevoke: ({ origin }) => request(Method.GRANTS_REVOKE, { origin }).then((r) => ({ ok: true, ...r }), failure),
   // A confirmation raised by a notebook agent: the notebook applies the first answer it gets.
   confirm: ({ id, approved, tabId }) => (emit('confirmation.answer', tabId, { id, approved: !!approved }), { ok: true }),
   skill: async ({ name, enabled, disabledTools }) => ({ ok: true, skill: await skillHandlers[Method.SKILL_UPDATE]({ name, enabled, disabledTools }) }),
@@ -106,7 +135,7 @@ const actions = {
 export function attachPanel(port) {
   panels.add(port);
   port.onDisconnect.addListener(() => panels.delete(port));
-  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), sessions });
+  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), sessions, grants });
   port.onMessage.addListener(async (message) => {
     const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
     if (!action) return;

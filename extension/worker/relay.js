@@ -6,7 +6,7 @@
 // chrome.storage.session for the options page and the side panel.
 import { DEFAULT_PORT, ErrorCode, Method } from '../shared/protocol.js';
 import { AuthError, authenticate } from './auth.js';
-import { pair, pairingPaused, storedPairing } from './pairing.js';
+import { pair, pairingPaused, startRelay, storedPairing } from './pairing.js';
 
 const KEEPALIVE_MS = 20_000;
 const AUTH_TIMEOUT_MS = 5_000;
@@ -30,6 +30,8 @@ let retryTimer = 0;
 let keepalive = 0;
 let handlers = {};
 let notificationHandlers = {};
+let lastId = 0;
+const waiting = new Map(); // the worker's own requests to the relay (grants): id → {resolve, reject, timer}
 let hooks = { opened: async () => {}, closed: () => {}, tick: () => {}, stateChanged: () => {} };
 
 export const isConnected = () => ready;
@@ -53,6 +55,30 @@ function send(message) {
 // Notifications before hello are dropped: hello carries the whole state, built when it is sent.
 export function notify(method, params) {
   if (ready || method === Method.HELLO) send({ method, params });
+}
+
+// A request the relay answers itself (the side panel's grant checks and answers): resolves to its result, rejects
+// with a RelayError (its code and message); with the relay away, NOT_CONNECTED at once.
+export function request(method, params, timeoutMs = 10_000) {
+  if (!ready) return Promise.reject(new RelayError(ErrorCode.NOT_CONNECTED, 'The relay is not connected.'));
+  const id = ++lastId;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      reject(new RelayError(ErrorCode.TIMEOUT, `The relay did not answer ${method} within ${timeoutMs / 1000} s.`));
+    }, timeoutMs);
+    waiting.set(id, { resolve, reject, timer });
+    send({ id, method, params });
+  });
+}
+
+function settle(id, result, error) {
+  const pending = waiting.get(id);
+  if (!pending) return;
+  waiting.delete(id);
+  clearTimeout(pending.timer);
+  if (error) pending.reject(new RelayError(String(error.code ?? ErrorCode.INTERNAL), String(error.message ?? ''), error.data));
+  else pending.resolve(result);
 }
 
 // `requestHandlers` maps method → async (params) → result, `notifications` method → (params) → void;
@@ -113,6 +139,24 @@ export function connect() {
   return connecting;
 }
 
+// The relay, for a side panel that needs it now (it keeps the site grants): in the user's own Chrome the native
+// host starts the daemon when nothing listens on its port (at most every 30 s), and this dials at once; resolves
+// to whether the relay is connected within `timeoutMs`.
+const WAKE_INTERVAL_MS = 30_000;
+let lastWake = 0;
+export async function wakeRelay(timeoutMs = 10_000) {
+  if (ready) return true;
+  const current = settings ?? await loadSettings();
+  if (current.source === 'pairing' && current.secret && Date.now() - lastWake > WAKE_INTERVAL_MS) {
+    lastWake = Date.now();
+    await startRelay(Number(new URL(current.relayUrl).port) || DEFAULT_PORT);
+  }
+  reconnect();
+  const until = Date.now() + timeoutMs;
+  while (!ready && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+  return ready;
+}
+
 // Drop the connection and dial again at once (the pairing or the port changed).
 export function reconnect() {
   backoff = 250;
@@ -128,6 +172,7 @@ function drop(ws) {
   if (socket === ws) {
     socket = null;
     ready = false;
+    for (const id of [...waiting.keys()]) settle(id, null, { code: ErrorCode.NOT_CONNECTED, message: 'The connection to the relay was lost.' });
     hooks.closed();
   }
   clearInterval(keepalive);
@@ -214,7 +259,10 @@ async function dispatch(raw) {
     return;
   }
   const { id, method, params } = message ?? {};
-  if (!method) return;
+  if (!method) {
+    if (Number.isSafeInteger(id)) settle(id, message.result, message.error ?? null);
+    return;
+  }
   if (id === undefined) {
     if (Object.hasOwn(notificationHandlers, method)) notificationHandlers[method](params ?? {});
     return;

@@ -54,7 +54,7 @@ export async function checkUserScripts({ announce = true } = {}) {
 const USER_SCRIPTS_OFF = 'Skills need the "Allow User Scripts" toggle of the webmcp-nb extension: open '
   + `chrome://extensions/?id=${chrome.runtime.id} and turn it on (Chrome 138+; older Chrome: Developer mode).`;
 
-async function requireUserScripts() {
+export async function requireUserScripts() {
   if (!(await checkUserScripts())) throw new RelayError(ErrorCode.PERMISSION_DENIED, USER_SCRIPTS_OFF);
 }
 

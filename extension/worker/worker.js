@@ -4,7 +4,7 @@
 //
 // Each module imports only the ones below it (tests/test_extension_imports.py fails on a cycle):
 //   protocol.js, auth.js, pairing.js → relay.js → lanes.js → mirror.js → calls.js, tab-actions.js, skills.js
-//   → panel-hub.js → worker.js
+//   → chat-bridge.js, panel-hub.js → worker.js
 // What a lower module must ask or tell a higher one is connected here.
 import { Method, PROTOCOL_VERSION } from '../shared/protocol.js';
 import { configure, connect, isConnected, notify, reconnect } from './relay.js';
@@ -12,7 +12,10 @@ import { attach, forgetPushed, offerLanes, PAGE, resyncAll, SKILLS, tabInfo, tab
 import { callTool, cancelCall, failCallsOf, handleResult } from './calls.js';
 import { tabHandlers } from './tab-actions.js';
 import { checkUserScripts, restoreSkills, skillHandlers, skillsState, skillToolVisible, wireSkills } from './skills.js';
-import { addEvents, attachPanel, relayChanged, setClients, setSessions, skillsChanged, tabChanged, tabClosed } from './panel-hub.js';
+import { attachBridge, BRIDGE, bridgeHandlers, bridgeNotifications } from './chat-bridge.js';
+import {
+  addEvents, attachPanel, relayChanged, setClients, setGrants, setSessions, skillsChanged, tabChanged, tabClosed,
+} from './panel-hub.js';
 
 const PANEL = 'webmcp-nb-panel';
 
@@ -31,12 +34,16 @@ wireSkills({ changed: skillsChanged });
 const restored = restoreSkills();
 
 configure(
-  { [Method.TOOL_CALL]: callTool, ...tabHandlers, ...skillHandlers },
+  { [Method.TOOL_CALL]: callTool, ...tabHandlers, ...skillHandlers, ...bridgeHandlers },
   {
+    ...bridgeNotifications,
     [Method.EVENTS_PUSH]: ({ events }) => Array.isArray(events) && addEvents(events.slice(-100)),
     [Method.RELAY_CLIENTS]: ({ count }) => setClients(Number(count) || 0),
     [Method.TOOL_CANCEL]: cancelCall,
     [Method.SESSIONS_UPDATED]: ({ sessions }) => setSessions(Array.isArray(sessions) ? sessions : []),
+    [Method.GRANTS_UPDATED]: (state) => setGrants(state),
+    // An ask, answer, refusal or change of a site's grant, made by the relay: the panels' log and cards.
+    [Method.GRANT_EVENT]: ({ event }) => event && typeof event === 'object' && String(event.kind).startsWith('grant.') && addEvents([event]),
   },
   {
     async opened() {
@@ -59,6 +66,7 @@ configure(
       tellEndpoints({ type: 'relay', connected: false });
       setClients(0);
       setSessions([]);
+      setGrants(null);
     },
     tick: () => checkUserScripts(),
     stateChanged: relayChanged,
@@ -77,7 +85,11 @@ chrome.runtime.onConnect.addListener((port) => {
   }
   else port.disconnect();
 });
-chrome.runtime.onUserScriptConnect?.addListener((port) => (port.name === SKILLS ? attach(port, SKILLS, isConnected()) : port.disconnect()));
+chrome.runtime.onUserScriptConnect?.addListener((port) => {
+  if (port.name === SKILLS) attach(port, SKILLS, isConnected());
+  else if (port.name === BRIDGE) attachBridge(port);
+  else port.disconnect();
+});
 chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});
 // storage.local holds the pairing secret and the side panel chat's API key: keep content scripts out of it.
 chrome.storage.local.setAccessLevel?.({ accessLevel: 'TRUSTED_CONTEXTS' }).catch(() => {});

@@ -65,7 +65,7 @@ mc.registerTool({
   execute: () => [FORGED, ALL],
 });
 mc.registerTool({
-  name: 'failLoudly', description: 'Throws an error made of payloads',
+  name: 'failLoudly', description: `${PAYLOADS[11]} Throws an error made of payloads`,
   inputSchema: { type: 'object', properties: {} },
   annotations: { readOnlyHint: true },
   execute() { throw new Error(`${FORGED} ${ALL}`); },

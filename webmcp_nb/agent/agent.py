@@ -22,6 +22,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..browser.gate import ASK_TIMEOUT, Asker, Need, check_site, need_of
 from ..browser.tools import Tool
 from ..core import _loop
 from ..core.agent_rules import (
@@ -402,6 +403,7 @@ class Agent:
         """Requests and tool calls until the model answers (or the call limit makes it)."""
         tools_offered = True
         while True:
+            await self._check_site("read", deadline, action="read the page")  # its title, address and tools
             specs = tool_specs(self._tools()) if tools_offered else {}
             reply = await self._io.complete(functools.partial(self._conversation, specs), specs)
             if reply.usage is not None:
@@ -482,6 +484,14 @@ class Agent:
         if isinstance(arguments, str):
             step.error = fill(TEXTS["not_an_object"], arguments=arguments)
             return step, False
+        if isinstance(spec.tool, Tool):
+            try:
+                await self._check_site(
+                    need_of(spec.tool), deadline, action="call", tool=spec.tool.name, risk=spec.tool.risk
+                )
+            except WebMCPError as exc:  # not granted (PERMISSION_DENIED): the model is told, and can tell its user
+                step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+                return step, False
         if needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk):
             turn.open[call_id] = (name, "confirming", step)
             step.confirmed = await self._confirm(spec, arguments, can_wait)
@@ -512,6 +522,14 @@ class Agent:
             ]  # the page's own time, as the tab measured it (without evidence)
             step.duration_ms = (failed[-1].duration_ms or 0.0) if failed else 0.0
         return step, True
+
+    async def _check_site(self, need: Need, deadline: float, **what: Any) -> None:
+        """The tab's site must be granted for ``need`` (:mod:`webmcp_nb.browser.gate`); a site never granted asks the
+        user, for at most the turn's remaining time."""
+        remaining = deadline - asyncio.get_running_loop().time() - 1.0
+        who = Asker("agent", f"{self.provider.name}:{self.model}")
+        timeout = max(0.1, min(ASK_TIMEOUT, remaining))
+        await check_site(self.tab.browser, need, who, tab=self.tab, timeout=timeout, **what)
 
     def _tools(self) -> list[Tool | MCPTool]:
         """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""

@@ -16,16 +16,13 @@ from typing import Any
 
 import openai
 
-from ..core.agent_rules import PROMPT_MODE, USAGE_FIELDS
+from ..core.agent_rules import PROMPT_MODE, USAGE_FIELDS, parse_tool_calls
 from ..core.errors import ModelError
 from ..core.events import Event
 from .model_tools import ToolSpec, specs_text
 from .providers import Provider
 
-__all__ = ["Usage", "Reply", "ModelIO", "assistant_message", "parse_arguments", "TOOL_CALL_TAG"]
-
-TOOL_CALL_TAG = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.S)
-"""A tool call written in the text by a model without function calling (prompt mode)."""
+__all__ = ["Usage", "Reply", "ModelIO", "assistant_message", "parse_arguments"]
 
 _TOOLS = r"\b(tools?|function.?call\w*)\b"
 _NO_TOOLS = re.compile(rf"{_TOOLS}.*\bsupport|\bsupport\w*\b.*{_TOOLS}|tool.choice requires", re.I)
@@ -189,6 +186,8 @@ class ModelIO:
                     self._emit("model.prompt_mode", reason=message[:300])
                     continue
                 raise ModelError(f"the model endpoint refused the request: {exc}") from exc
+            except openai.APIConnectionError as exc:
+                raise ModelError(f"the model endpoint {self.provider.base_url} cannot be reached: {exc}") from exc
             except openai.OpenAIError as exc:
                 raise ModelError(f"the model endpoint failed: {type(exc).__name__}: {exc}") from exc
             self._emit(
@@ -247,12 +246,9 @@ class ModelIO:
         self, content: str | None, reasoning: str | None, raw_calls: list[dict[str, Any]], usage: Usage | None
     ) -> Reply:
         if self.provider.prompt_mode and content:
-            for match in TOOL_CALL_TAG.finditer(content):
-                parsed = parse_arguments(match.group(1))
-                if isinstance(parsed, dict):
-                    raw_calls.append(
-                        {"id": None, "name": str(parsed.get("name", "")), "arguments": parsed.get("arguments", {})}
-                    )
+            for parsed in parse_tool_calls(content):  # the chat-site bridge reads replies with the same parser
+                if "name" in parsed:
+                    raw_calls.append({"id": None, "name": parsed["name"], "arguments": parsed["arguments"]})
         calls, history = assistant_message(
             content,
             reasoning,

@@ -120,7 +120,7 @@ def tool_specs(tools: Iterable[Tool | MCPTool]) -> dict[str, ToolSpec]:
             names[i] = model_name(tool.name if own else PAGE_PREFIX + tool.name, set(names.values()))
     specs: dict[str, ToolSpec] = {}
     for i, tool in enumerate(tools):
-        parameters, wrapped = normalize_schema(tool.info.input_schema)
+        parameters, wrapped = normalize_schema(tool.input_schema)  # an override's, when there is one
         untrusted = tool.annotations.get("untrustedContentHint") is True
         description = description_for_model(
             tool.description, tool.title, tool.name, tool.risk, untrusted, tool.provenance

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import weakref
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core._loop import blocking, on_loop, warn
 from ..core.display import Markup, clip, escape, table
@@ -26,6 +27,7 @@ from ..core.errors import (
 from ..core.events import EventStream, origin
 from ..link._sockets import spawn
 from ..link.connection import LOST, Connection, LocalConnection
+from ..link.grants import GrantsState
 from ..link.protocol import (
     EXTENSION_ID,
     BrowserInfo,
@@ -44,10 +46,11 @@ from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
 
 if TYPE_CHECKING:
-    from ..agent.agent import Agent
     from ..recording.session import Session
 
 __all__ = ["Browser", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CALL_TIMEOUT = 30.0
 """Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
@@ -76,6 +79,13 @@ class UserScriptsWarning(UserWarning):
     """The browser cannot run skills until the user allows user scripts for the extension."""
 
 
+class Confirms(Protocol):
+    """What asks the user to confirm calls on this browser's tabs (an agent, the chat-site bridge): the views'
+    answers go to it."""
+
+    def answer(self, request_id: str | None, approved: bool, *, by: str = ...) -> bool: ...
+
+
 class Browser:
     """A connected browser. Made by :func:`webmcp_nb.own_chrome.connect` or :func:`webmcp_nb.browser.launch`.
 
@@ -83,7 +93,8 @@ class Browser:
     browser's extension), ``_wait_until``, ``_tab_from_reply``/``_forget_tab``/``_has_tab`` (tabs),
     ``_attach_session``/``_detach_session`` (sessions; their evidence is taken on the tabs' ``CallLine``),
     ``_add_agent``/``_answer_confirmation`` (agents' confirmations), ``_watch``/``_wait_bound``/
-    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions)."""
+    ``_warn_if_skills_off`` (``launch()`` and ``connect()``), ``_relay_request``/``_on_relay`` (MCP sessions),
+    ``_grants``/``_check_grant``/``_answer_grant``/``_revoke_grant`` (per-site grants, :mod:`.gate`)."""
 
     def __init__(
         self,
@@ -114,13 +125,16 @@ class Browser:
         self._calls = CallLine(
             self.events, self._request, self._sessions, call_timeout=call_timeout, max_result_chars=max_result_chars
         )
-        self._agents: weakref.WeakSet[Agent] = weakref.WeakSet()  # whose confirmations a side panel may answer
+        self._agents: weakref.WeakSet[Confirms] = weakref.WeakSet()  # whose confirmations a side panel may answer
         self._loop = asyncio.get_running_loop()
         self._feed = PanelFeed(self.events, self._push_to_panels)
         self.relay: Relay | None = None
         """The in-process relay of a launched browser (``None`` when connected through the daemon)."""
         self._mcp_sessions: list[SessionInfo] = []
         self._introduced: set[str] = set()  # the sessions whose start the stream has told
+        self._watchers: list[Callable[[], None]] = []
+        self._grants = GrantsState()
+        """The per-site grants as the relay last told them (enforced until it says otherwise)."""
         connection.add_listener(self._on_event)
 
     # ----- state from the relay -----
@@ -128,6 +142,8 @@ class Browser:
     def _on_event(self, method: str, params: dict[str, Any]) -> None:
         if method in (Method.HELLO.value, Method.SESSIONS_UPDATED.value) and isinstance(params.get("sessions"), list):
             self._on_sessions(params["sessions"])
+        if method == Method.HELLO.value and "grants" in params:
+            self._grants = GrantsState.from_wire(params["grants"])
         if method == Method.HELLO.value:
             self.available = {b["id"]: b for b in params.get("browsers") or [] if isinstance(b, dict) and "id" in b}
             mine = self.available.get(self.id) if self.id else None
@@ -160,6 +176,11 @@ class Browser:
             if params.get("browserId") == self.id and isinstance(params.get("events"), list):
                 for raw in params["events"][:100]:
                     self._on_panel_event(_as_panel_event(raw), origin="mcp", mcp_session=str(params.get("sessionId")))
+        elif method == Method.GRANTS_UPDATED.value:
+            self._grants = GrantsState.from_wire(params)
+        elif method == Method.GRANT_EVENT.value:
+            if params.get("browserId") in (None, self.id) and isinstance(params.get("event"), dict):
+                self._on_grant_event(params["event"])
         elif method == Method.SKILLS_UPDATED.value:
             if params.get("browserId") == self.id and self.info is not None:
                 self.info.skills = [InstalledSkill.model_validate(s) for s in params.get("skills") or []]
@@ -220,6 +241,16 @@ class Browser:
         self.events.emit(event.kind, tab_id=event.tab_id, url=event.url, duration_ms=event.duration_ms, **data)
         if event.kind == "confirmation.answer" and origin == "sidepanel":
             self._answer_confirmation(event.data["id"], event.data["approved"], by="sidepanel")
+
+    def _on_grant_event(self, raw: dict[str, Any]) -> None:
+        """An ask, answer, refusal or change of a site's grant, made by the relay: into this stream (sessions record
+        it); the relay sent it to the side panels itself."""
+        kind, data = raw.get("kind"), raw.get("data")
+        if isinstance(kind, str) and kind.startswith("grant.") and isinstance(data, dict):
+            tab_id = raw.get("tab_id") if isinstance(raw.get("tab_id"), int) else None
+            url = raw.get("url") if isinstance(raw.get("url"), str) else None
+            fields = {str(k): v for k, v in data.items() if k not in ("tab_id", "url", "duration_ms")}
+            self.events.emit(kind, tab_id=tab_id, url=url, **fields)
 
     def _on_sessions(self, raw: list[Any]) -> None:
         """The relay's MCP sessions; this browser's stream says when one starts, binds a tab or ends. A session
@@ -328,6 +359,17 @@ class Browser:
     def _notify(self) -> None:
         self._changed.set()
         self._changed = asyncio.Event()
+        for watcher in list(self._watchers):
+            try:
+                watcher()
+            except Exception:  # a broken view must not break the browser
+                log.exception("a watcher of the browser's state failed")
+
+    def on_change(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` (on the library's loop) whenever the browser's state may have changed — connected or
+        not, closed, its tabs and their tools — so a view shows it as it is; returns the function that stops it."""
+        self._watchers.append(callback)
+        return lambda: self._watchers.remove(callback) if callback in self._watchers else None
 
     async def _wait_until(
         self, predicate: Callable[[], bool], timeout: float, what: str, *, quiet: bool = False
@@ -378,14 +420,44 @@ class Browser:
                     raise crash from None
             raise
 
-    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> None:
-        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in."""
-        self._connection.add_listener(listener)
+    def _on_relay(self, listener: Callable[[str, dict[str, Any]], None]) -> Callable[[], None]:
+        """``listener(method, params)`` gets what the relay sends, after this browser has taken it in; returns what
+        stops it."""
+        return self._connection.add_listener(listener)
 
     async def _relay_request(self, method: Method, params: dict[str, Any], timeout: float = 10.0) -> Any:
         """A request the relay answers itself (MCP sessions), with no browser in between."""
         await self._connection.wait_ready()
         return await self._connection.request(method.value, params, timeout)
+
+    # ----- per-site grants (webmcp_nb.browser.gate) -----
+
+    async def _check_grant(self, params: dict[str, Any], timeout: float) -> dict[str, Any]:
+        """``grants.check`` for this browser: the relay's answer, once the user answered if it had to ask."""
+        reply: dict[str, Any] = await self._relay_request(
+            Method.GRANTS_CHECK, {"browserId": self.id, **params}, timeout
+        )
+        return reply
+
+    @on_loop
+    async def _answer_grant(self, ask_id: str, answer: str, *, by: str = "notebook") -> dict[str, Any]:
+        """Answer an ask (``once``, ``read``, ``act``, ``never``) as a view of this notebook; the first answer wins."""
+        reply: dict[str, Any] = await self._relay_request(
+            Method.GRANTS_ANSWER, {"id": ask_id, "answer": answer, "by": by}
+        )
+        return reply
+
+    @on_loop
+    async def _revoke_grant(self, origin: str) -> dict[str, Any]:
+        """Forget a site's grant through the relay, so every view hears of it at once."""
+        reply: dict[str, Any] = await self._relay_request(Method.GRANTS_REVOKE, {"origin": origin})
+        return reply
+
+    @on_loop
+    async def _grants_now(self) -> GrantsState:
+        """The grants as the relay reads them now (the file, this moment)."""
+        self._grants = GrantsState.from_wire(await self._relay_request(Method.GRANTS_LIST, {}))
+        return self._grants
 
     # ----- for the rest of the package: tabs, sessions, skills -----
 
@@ -401,8 +473,9 @@ class Browser:
         if session in self._sessions:
             self._sessions.remove(session)
 
-    def _add_agent(self, agent: Agent) -> None:
-        """``agent`` runs on this browser's tabs: views may answer its confirmations."""
+    def _add_agent(self, agent: Confirms) -> None:
+        """``agent`` (an agent, or the chat-site bridge) runs on this browser's tabs: views may answer its
+        confirmations."""
         self._agents.add(agent)
 
     def _answer_confirmation(self, request_id: str, approved: bool, *, by: str) -> None:
@@ -434,6 +507,11 @@ class Browser:
     def connected(self) -> bool:
         """Whether the browser is connected to the relay right now."""
         return self._connected and not self._closed
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (the browser object is done; ``connect()`` or ``launch()`` give another)."""
+        return self._closed
 
     @property
     def session(self) -> Session | None:
@@ -495,6 +573,7 @@ class Browser:
         if self._closed:
             return
         self._closed = True
+        self._notify()
         for session in list(self._sessions):
             session.close()
         await self._connection.close()

@@ -79,7 +79,7 @@ class CallRecord:
         self._name = name
         self._arguments = arguments
         self._where = {"tab_id": tab.id, "url": tab.url, "origin": origin()}
-        self._started = 0.0
+        self._started = self._ended = 0.0
 
     async def refusing(self, checks: Awaitable[Tool]) -> Tool:
         """The tool ``checks`` finds, or ``tool.refused`` (the page never sees the call) and its error."""
@@ -110,12 +110,15 @@ class CallRecord:
         )
 
     async def timed(self, reply: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-        """``reply``, its clock started now: the tool's own time, without the evidence around it."""
+        """``reply``, timed: the tool's own time, without the evidence (or a refresh of the tools) around it."""
         self._started = time.perf_counter()
-        return await reply
+        try:
+            return await reply
+        finally:
+            self._ended = time.perf_counter()
 
     def _took(self) -> float:
-        return (time.perf_counter() - self._started) * 1000
+        return (self._ended - self._started) * 1000
 
     def failed(self, exc: WebMCPError) -> None:
         self._events.emit(

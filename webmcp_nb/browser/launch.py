@@ -29,6 +29,7 @@ async def alaunch(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     user_scripts: bool = True,
     lanes: Literal["loopback", "all", "off"] = "loopback",
+    grants: bool = False,
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
 
@@ -41,11 +42,14 @@ async def alaunch(
     own (:mod:`webmcp_nb.link.lanes`): pages on loopback (the default; Chrome's Local Network Access lets them
     reach 127.0.0.1 without asking), ``"all"`` pages (this turns that check off for WebSockets in this
     browser, so any page may open one to a local port), or ``"off"``. Other calls take the worker path.
+
+    ``grants=True`` holds agents, MCP clients and the side panel's chat in this browser to your per-site grants
+    (``wm.grants``), as in your own Chrome; by default a browser the library launched (a fresh profile) is exempt.
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
     secret = secrets.token_urlsafe(32)
-    relay = await Relay(secret).start()
+    relay = await Relay(secret, enforce_grants=grants).start()
     process: ChromiumProcess | None = None
     connection = LocalConnection(relay)
 

@@ -1,7 +1,7 @@
 """The notebook's event stream, fed to the extension's side panels: every event a browser's stream gets, in batches
-(30 ms, long strings cut to 4 k), except those that came from a side panel in the first place, or from another
-process's MCP session (its own process fed them to the panels). The side panel
-renders the same stream the notebook panel does; what a side panel does comes back as ``panel.event``
+(30 ms, long strings cut to 4 k), except those that came from a side panel in the first place, from another
+process's MCP session (its own process fed them to the panels), or from the relay (``grant.*``: it sent them).
+The side panel renders the same stream the notebook panel does; what a side panel does comes back as ``panel.event``
 (:meth:`webmcp_nb.browser.browser.Browser._on_panel_event`)."""
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class PanelFeed:
         events.subscribe(self._queue)
 
     def _queue(self, event: Event) -> None:
-        if event.data.get("origin") in ("sidepanel", "mcp"):
-            return  # it came from there, or its own process sent it
+        if event.data.get("origin") in ("sidepanel", "mcp") or event.kind.startswith("grant."):
+            return  # it came from there, or its own process sent it, or the relay did (grants)
         data = {k: clip(v, PANEL_TEXT_LIMIT) if isinstance(v, str) else v for k, v in event.data.items()}
         entry = {
             "seq": event.seq,

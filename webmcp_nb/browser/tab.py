@@ -5,6 +5,7 @@ the tab, kept up to date from the relay, so reading ``tab.tools`` never waits on
 from __future__ import annotations
 
 import base64
+import contextlib
 import difflib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -154,14 +155,18 @@ class Tab:
                 record.failed(exc)
                 _say_what_next(exc, limit)
                 raise
+            changed = reply.get("toolsChanged") is True
+            if changed:  # the frame says its tools changed while the call ran: ask for them, so they show on return
+                with contextlib.suppress(WebMCPError):  # (the call navigated or closed the tab)
+                    await self.arefresh_tools()
             duration = record.returned(reply["text"])
-            return ToolResult(tool_name, reply["text"], duration, reply.get("frameId", tool.frame_id))
+            return ToolResult(tool_name, reply["text"], duration, reply.get("frameId", tool.frame_id), changed)
 
     async def _checked(self, name: str, frame: int | None, arguments: dict[str, Any], held: Tool | None) -> Tool:
         """The tool a call goes to (``held``'s, in its own document), its arguments checked against its schema."""
         if held is not None:
             tool = await self._still_there(held)
-            await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+            await _check(name, tool, arguments)
             return tool
         try:
             tool = self._find_tool(name, frame)
@@ -173,7 +178,7 @@ class Tab:
                 if not self._info.tools_omitted:
                     raise
                 tool = _unlisted(self, name, frame)  # it may be one the mirror left out: the page decides
-        await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+        await _check(name, tool, arguments)
         return tool
 
     async def _still_there(self, held: Tool) -> Tool:
@@ -331,6 +336,28 @@ UNLISTED = "unlisted"
 def _unlisted(tab: Tab, name: str, frame: int | None) -> Tool:
     note = "Not in the mirror (its frame is over the mirror's bounds): called by name, arguments unchecked."
     return Tool(tab, ToolInfo(name=name, description=note, source=UNLISTED, frameId=frame or 0))
+
+
+async def _check(name: str, tool: Tool, arguments: dict[str, Any]) -> None:
+    """The arguments against the page's own schema (an override's differences named when they do not fit)."""
+    try:
+        await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)
+    except InvalidArgumentsError as exc:
+        _name_the_override(exc, tool)
+        raise
+
+
+def _name_the_override(exc: InvalidArgumentsError, tool: Tool) -> None:
+    """A call the page's schema refused, of a tool whose schema is overridden here: say which schema counts and
+    where the two differ."""
+    if tool.override is None or tool.override.input_schema is None:
+        return
+    differences = tool.differences
+    where = f" They differ: {'; '.join(differences)}." if differences else ""
+    exc.restate(
+        f"{exc.what.rstrip('.')}. (Checked against the page's own schema: the input_schema shown to models is a "
+        f"local override, tab.tools.overrides.{where})"
+    )
 
 
 def _say_what_next(exc: WebMCPError, limit: float) -> None:

@@ -1,5 +1,8 @@
 """Page tools as Python objects: ``Tool`` (callable, with a signature from its schema), the live
-``ToolMap`` a tab exposes, ``ToolResult``, and ``TabTools``, the tab's mirror they are made from."""
+``ToolMap`` a tab exposes, ``ToolResult``, and ``TabTools``, the tab's mirror they are made from.
+
+A tool's ``description``, ``title`` and ``input_schema`` are what models and views are shown: the page's own, or a
+local override (``tab.tools.override``, :mod:`webmcp_nb.browser.overrides`); ``tool.info`` is always the page's."""
 
 from __future__ import annotations
 
@@ -13,7 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from ..core._loop import blocking, on_loop
 from ..core.agent_rules import Risk, provenance, risk_of
 from ..core.display import Markup, clip, escape, pre_json, pretty_json, table, visible
+from ..core.events import origin
 from ..link.protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
+from .overrides import Overrides, ToolOverride, check_fields, schema_differences
 from .schema import describe_property, has_pattern, signature_from_schema
 
 if TYPE_CHECKING:
@@ -36,12 +41,14 @@ def risk_label(risk: str) -> str:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What a tool returned. ``text`` is the page's text; ``value`` is it parsed when it is JSON."""
+    """What a tool returned. ``text`` is the page's text; ``value`` is it parsed when it is JSON;
+    ``tools_changed`` says the page's tools changed while it ran (the call returns once ``tab.tools`` has them)."""
 
     tool: str
     text: str
     duration_ms: float
     frame_id: int = 0
+    tools_changed: bool = False
     value: Any = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,21 +96,44 @@ class Tool:
         """One tool of a tab. Call it with keyword arguments: ``tab.tools["searchFlights"](origin="LON", ...)``."""
     )
 
-    def __init__(self, tab: Tab, info: ToolInfo) -> None:
+    def __init__(self, tab: Tab, info: ToolInfo, override: ToolOverride | None = None) -> None:
         self._tab = tab
         self.info = info
+        """The tool as the page registered it (an override never changes it)."""
+        self.override = override
+        """The local override models and views are shown instead of the page's text, or ``None``."""
         try:
-            self.__signature__ = signature_from_schema(info.input_schema)
+            self.__signature__ = signature_from_schema(self.input_schema)
         except (TypeError, ValueError):  # a page's schema must never make its tab unusable
             self.__signature__ = inspect.Signature()
         self._help: str | None = None
         self.has_pattern = has_pattern(info.input_schema)
-        """Whether the schema holds a regular expression (checked off the library's loop, with a time limit)."""
+        """Whether the page's schema holds a regular expression (checked off the library's loop, with a time
+        limit)."""
+
+    @property
+    def differences(self) -> list[str]:
+        """Where an overriding schema tells models something the page's own schema does not take (calls are
+        checked against the page's); empty without one."""
+        if self.override is None or self.override.input_schema is None:
+            return []
+        return schema_differences(self.info.input_schema, self.override.input_schema)
+
+    def _shown(self, key: str) -> Any:
+        value = getattr(self.override, key) if self.override is not None else None
+        return getattr(self.info, key) if value is None else value
 
     name = property(lambda self: self.info.name, doc="The tool's name as the page registered it.")
-    title = property(lambda self: self.info.title)
-    description = property(lambda self: self.info.description)
-    input_schema = property(lambda self: self.info.input_schema or {"type": "object", "properties": {}})
+    title = property(
+        lambda self: self._shown("title"), doc="The title models are shown (an override's, or the page's)."
+    )
+    description = property(
+        lambda self: self._shown("description"), doc="The description models are shown (an override's, or the page's)."
+    )
+    input_schema = property(
+        lambda self: self._shown("input_schema") or {"type": "object", "properties": {}},
+        doc="The input schema models are shown; calls are checked against the page's own (``tool.info``).",
+    )
     annotations = property(lambda self: dict(self.info.annotations))
     source = property(lambda self: self.info.source, doc="native, polyfill, or the name of a skill")
     frame_id = property(lambda self: self.info.frame_id)
@@ -154,9 +184,11 @@ class Tool:
         """What ``help(tool)`` shows: the call, the page's description, and every argument in words."""
         name = visible(self.info.name)
         lines = [f"{name}{self.__signature__}", ""]
-        lines += [*textwrap.wrap(visible(self.info.description or "(no description)"), 100), ""]
+        lines += [*textwrap.wrap(visible(self.description or "(no description)"), 100), ""]
         lines.append(f"Source: {visible(self.info.source)} · {self.risk_label} · from {self.provenance or '?'}")
-        schema = self.info.input_schema or {}
+        if self.override is not None:
+            lines.append(_overridden_text(self))
+        schema = self.input_schema
         props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         required: list[Any] = schema["required"] if isinstance(schema.get("required"), list) else []
         if props:
@@ -176,13 +208,14 @@ class Tool:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        return (
-            f"<Tool {self.name}{self.__signature__} [{self.source}, {self.risk_label}, from {self.provenance or '?'}]>"
-        )
+        marks = [self.source, self.risk_label, f"from {self.provenance or '?'}"]
+        marks += ["overridden"] if self.override is not None else []
+        return f"<Tool {self.name}{self.__signature__} [{', '.join(marks)}]>"
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         marks = [self.source, self.risk_label] + ([f"frame {self.frame_id}"] if self.frame_id else [])
         marks.append(f"from {self.provenance or '?'}")
+        marks += [_overridden_text(self)] if self.override is not None else []
         schema = self.input_schema
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
         required = schema.get("required") if isinstance(schema.get("required"), list) else []
@@ -203,6 +236,16 @@ class Tool:
         return {"text/plain": self.__doc__, "text/html": body}
 
 
+def _overridden_text(tool: Tool) -> str:
+    assert tool.override is not None
+    differences = tool.differences
+    differs = f"; its schema differs from the page's: {'; '.join(differences)}" if differences else ""
+    return (
+        f"Overridden here ({', '.join(tool.override.fields)}): models and views see the override, calls reach the "
+        f"page's own tool, checked against its own schema (tool.info){differs}"
+    )
+
+
 def _group(info: ToolInfo) -> tuple[int, int]:
     return tool_group(info.source, info.frame_id)
 
@@ -221,6 +264,8 @@ class TabTools:
         self.infos: dict[ToolKey, ToolInfo] = {}
         self._made: dict[ToolKey, Tool] = {}
         self._names: tuple[dict[ToolKey, ToolInfo], dict[str, ToolKey]] = (self.infos, {})
+        self.overrides: dict[str, ToolOverride] = {}
+        """Local overrides by tool name (replaced, never edited, like ``infos``)."""
 
     def replace(self, infos: list[ToolInfo]) -> tuple[list[str], list[str]]:
         """Take the whole list; returns the names added and removed."""
@@ -257,9 +302,22 @@ class TabTools:
         if info is None:
             return None
         tool = self._made.get(key)
-        if tool is None or tool.info is not info:
-            tool = self._made[key] = Tool(self._tab, info)
+        override = self.overrides.get(key[1])
+        if tool is None or tool.info is not info or tool.override is not override:
+            tool = self._made[key] = Tool(self._tab, info, override)
         return tool
+
+    def set_override(self, name: str, fields: dict[str, Any]) -> ToolOverride:
+        """Override ``name``'s text (the fields already checked)."""
+        override = ToolOverride(name, **fields)
+        self.overrides = {**self.overrides, name: override}
+        return override
+
+    def clear_overrides(self, names: list[str]) -> list[str]:
+        """Drop the overrides of ``names``; returns those that were set."""
+        gone = [name for name in names if name in self.overrides]
+        self.overrides = {k: v for k, v in self.overrides.items() if k not in gone}
+        return gone
 
     def named(self, name: str) -> Tool | None:
         """The tool listed under ``name``."""
@@ -303,6 +361,52 @@ class ToolMap(Mapping[str, Tool]):
     def __len__(self) -> int:
         return len(self._tab._tools.names())
 
+    def override(
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        title: str | None = None,
+        input_schema: dict[str, Any] | None = None,
+        missing_ok: bool = False,
+    ) -> ToolOverride:
+        """Show models and views ``description``, ``title`` and/or ``input_schema`` for tool ``name`` instead of
+        the page's own, in this tab (whatever page it shows next) until ``clear_overrides``. Calls still reach the
+        page's tool and are checked against the schema the page registered; where the two schemas differ, the
+        differences are named (``tool.differences``, in views, and in the error of a call the page's schema
+        refuses). ``missing_ok``: the page registers ``name`` later (else a name the tab does not list is an
+        error)."""
+        tools = self._tab._tools
+        fields = check_fields(name, {"description": description, "title": title, "input_schema": input_schema})
+        if not missing_ok and tools.named(name) is None:
+            raise self._tab._missing(name, None)
+        found = tools.set_override(name, fields)
+        listed = tools.named(name)
+        self._tab.browser.events.emit(
+            "override.set", tab_id=self._tab.id, url=self._tab.url, tool=name, fields=fields,
+            differences=listed.differences if listed is not None else [], origin=origin(),
+        )  # fmt: skip
+        return found
+
+    @property
+    def overrides(self) -> Overrides:
+        """The tab's overrides by tool name (see ``override``), with where each one's schema and the page's
+        differ."""
+        tools = self._tab._tools
+        listed = {name: tools.named(name) for name in tools.overrides}
+        return Overrides(tools.overrides, {n: t.differences if t is not None else None for n, t in listed.items()})
+
+    def clear_overrides(self, *names: str) -> list[str]:
+        """Drop the overrides of ``names`` (all of them when none is named); returns the names cleared. Models and
+        views see the page's own text again."""
+        tools = self._tab._tools
+        gone = tools.clear_overrides(list(names) or list(tools.overrides))
+        if gone:
+            self._tab.browser.events.emit(
+                "override.cleared", tab_id=self._tab.id, url=self._tab.url, tools=gone, origin=origin()
+            )
+        return gone
+
     @property
     def omitted(self) -> int:
         """How many tools the page has that the mirror left out (its frames are over the mirror's bounds). They
@@ -316,12 +420,12 @@ class ToolMap(Mapping[str, Tool]):
     def __repr__(self) -> str:
         names = ", ".join(self) or "no tools"
         more = self._omitted_text()
-        return f"ToolMap({names}{'; ' + more if more else ''})"
+        return visible(f"ToolMap({names}{'; ' + more if more else ''})")
 
     def _rows(self) -> list[list[Any]]:
         return [
             [
-                Markup(f"<code>{escape(t.name)}</code>"),
+                Markup(f"<code>{escape(t.name)}</code>" + (" <i>(overridden)</i>" if t.override is not None else "")),
                 t.source,
                 t.risk_label,
                 t.frame_id or "",
@@ -341,4 +445,4 @@ class ToolMap(Mapping[str, Tool]):
             for t in tools.values()
         ]
         html_table = table(["name", "source", "risk", "frame", "from", "description"], self._rows(), caption)
-        return {"text/plain": "\n".join(lines), "text/html": html_table}
+        return {"text/plain": visible("\n".join(lines)), "text/html": html_table}

@@ -12,7 +12,21 @@ from typing import Any
 from .display import clip, visible
 from .events import ORIGINS, Event
 
-__all__ = ["describe", "line", "actor", "family", "FAMILIES", "PROBLEMS", "QUIET", "preview", "call_text", "stamp"]
+__all__ = [
+    "describe",
+    "line",
+    "actor",
+    "family",
+    "FAMILIES",
+    "PROBLEMS",
+    "QUIET",
+    "ASKERS",
+    "preview",
+    "call_text",
+    "stamp",
+    "asker",
+    "doing",
+]
 
 PREVIEW = 140
 """Characters of arguments or a result a line shows."""
@@ -30,6 +44,10 @@ FAMILIES: dict[str, str] = {
     "skills": "skills",
     "note": "notes",
     "replay": "tool calls",
+    "grant": "sites",
+    "bridge": "agent",
+    "override": "tool calls",
+    "verdict": "agent",
 }
 """Each kind's first part → the group a filter shows it in."""
 
@@ -44,11 +62,27 @@ PROBLEMS = {
     "browser.crashed",
     "tools.omitted",
     "replay.diverged",
+    "grant.refused",
+    "bridge.problem",
+    "verdict.fail",
+    "verdict.error",
 }
 """Kinds that mean something went wrong (or was stopped): views highlight them."""
 
 QUIET = {"model.delta", "model.tool_call", "model.request"}
 """Kinds too fine-grained for a log line (the response that follows says it all)."""
+
+ASKERS = {"agent": "agent", "mcp": "MCP client", "sidepanel": "side panel chat", "bridge": "chat-site bridge"}
+"""Who asks for a site (a ``grant.*`` event's ``origin``), as a person would say it."""
+ANSWERED = {"once": "allowed once", "read": "may read it", "act": "may act on it", "never": "never"}
+LEVEL_WORDS = {"none": "never (not asked)", "read": "may be read", "act": "may be acted on", "ask": "asks first"}
+WHY_NOT = {
+    "never": "the user chose never",
+    "timeout": "nobody answered in time",
+    "withdrawn": "the asker gave up",
+    "read only": "granted for reading only",
+    "not a site": "not a site that can be granted",
+}
 
 
 def family(kind: str) -> str:
@@ -110,6 +144,18 @@ def _tokens(usage: Any) -> int:
     """The total tokens of a ``usage`` field, 0 when it has none (or a shared session folder mangled it)."""
     total = usage.get("total_tokens") if isinstance(usage, dict) else None
     return total if isinstance(total, int) and not isinstance(total, bool) else 0
+
+
+def asker(data: dict[str, Any]) -> str:
+    """Who asks for a site: ``MCP client Claude Desktop``, ``agent deepseek:deepseek-chat``."""
+    kind = str(data.get("origin", ""))
+    return f"{ASKERS.get(kind, kind)} {data.get('who', '')}".strip()
+
+
+def doing(data: dict[str, Any]) -> str:
+    """What it asks to do: ``call searchFlights [medium risk]``, ``open``, ``inject dom``."""
+    risk = f" [{data['risk']} risk]" if data.get("risk") else ""
+    return f"{data.get('action', '')}{' ' + str(data['tool']) if data.get('tool') else ''}{risk}"
 
 
 def _names(names: Any) -> str:
@@ -188,6 +234,48 @@ def describe(event: Event) -> str:
         return f"step {data.get('step')} {tool}: differs from the recording"
     if kind.startswith("mcp.session."):
         return _session(kind, event.tab_id, data)
+    if kind == "grant.asked":
+        return f"{asker(data)} asks to {doing(data)} on {data.get('site', '')} (needs {data.get('need', '')})"
+    if kind == "grant.answered":
+        said = ANSWERED.get(str(data.get("answer")), str(data.get("answer")))
+        return f"{data.get('site', '')}: {said} ({doing(data)})" + (f"; {data['error']}" if data.get("error") else "")
+    if kind == "grant.refused":
+        why = WHY_NOT.get(str(data.get("why")), str(data.get("why")))
+        return f"{data.get('site', '')}: not granted to {asker(data)} ({doing(data)}): {why}"
+    if kind == "grant.changed":
+        level = LEVEL_WORDS.get(str(data.get("level")), str(data.get("level")))
+        return f"{data.get('site', '')}: {level}" + (f" (by {data['by']})" if data.get("by") else "")
+    if kind == "bridge.opened":
+        names = _names(data.get("tools"))
+        return (
+            f"chat bridge on the {data.get('site')} site with {len(data.get('tools') or [])} tools: {names or 'none'}"
+        )
+    if kind == "bridge.state":
+        state = "on" if data.get("enabled") else "off"
+        return state if data.get("running", True) else f"{state}, not running: {data.get('why', '')}"
+    if kind == "bridge.sent":
+        what = "results sent to the chat" if data.get("by") == "bridge" else "the user sent a message"
+        return what + (" (with the tool instructions)" if data.get("instructions") else "")
+    if kind == "bridge.answered":
+        calls = data.get("calls", 0)
+        return f"the assistant answered ({calls} tool call{'' if calls == 1 else 's'} this turn)"
+    if kind == "bridge.closed":
+        return "chat bridge closed"
+    if kind == "bridge.offered":
+        return f"{call_text(tool, data.get('arguments'), 80)} written without its tags: offered to the user as a button"
+    if kind == "bridge.problem":
+        return f"in the chat page: {data.get('text', '')}"
+    if kind == "override.set":
+        fields: list[str] = list(data["fields"]) if isinstance(data.get("fields"), dict) else []
+        found = data.get("differences")
+        differs = "; ".join(map(str, found)) if isinstance(found, list) else ""
+        differs = f"; its schema differs from the page's: {differs}" if differs else ""
+        return f"{tool}: {', '.join(fields) or 'text'} overridden here (the page's own tool still runs){differs}"
+    if kind == "override.cleared":
+        return f"{_names(data.get('tools'))}: the page's own text again"
+    if kind.startswith("verdict."):
+        why = "; ".join(str(r) for r in data.get("reasons") or []) if isinstance(data.get("reasons"), list) else ""
+        return f"{data.get('by', 'eval')}: {kind.partition('.')[2]}" + (f" — {clip(why, 600)}" if why else "")
     rest = {k: v for k, v in data.items() if k != "origin"}
     return preview(rest) if rest else ""
 

@@ -10,16 +10,19 @@ from typing import Any
 
 __all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible", "json_or_text"]
 
-BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-"""Characters that reorder the text around them (U+202E shows ``exe.txt`` for ``txt.exe``)."""
+INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
+"""What ``visible`` shows by its code: bidi controls (U+202E shows ``exe.txt`` for ``txt.exe``), and the control
+characters a terminal obeys (ESC, which starts ANSI and OSC sequences, their one-byte C1 forms, a carriage return
+that ends no line, backspace, bell…); tabs and line ends stay."""
 
 STYLE = "border-collapse:collapse;font-size:12px;text-align:left"
 CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top;text-align:left"
 
 
 def visible(text: Any) -> str:
-    """``text`` with its bidirectional controls shown as ``<U+202E>``: page text cannot read backwards."""
-    return BIDI_CONTROLS.sub(lambda m: f"<U+{ord(m.group()):04X}>", str(text))
+    """``text`` with its bidirectional and terminal controls shown as ``<U+202E>``, ``<U+001B>``: page text cannot
+    read backwards, and printed in a terminal it cannot erase a line, move the cursor or change the colours."""
+    return INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", str(text))
 
 
 def escape(text: Any) -> str:

@@ -159,6 +159,11 @@ class WebMCPError(Exception):
     def with_hint(self, hint: Hint) -> WebMCPError:
         """Set the next step (an error from the browser says only what happened); returns the error."""
         self.hint = hint
+        return self.restate(self.what)
+
+    def restate(self, what: str) -> WebMCPError:
+        """Say what went wrong in other words (more detail); the next step stays; returns the error."""
+        self.what = what
         self.message = self.worded(NOTEBOOK_STEPS)
         self.args = (self.message,)
         return self

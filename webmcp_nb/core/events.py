@@ -3,7 +3,8 @@
 subscribe to it.
 
 Events of acts (tool calls, navigation) say who acted in ``data.origin``: ``notebook`` (a cell), ``panel``
-(the notebook panel), ``agent``, ``sidepanel`` (the extension's side panel) or ``mcp`` (an MCP client). The
+(the notebook panel), ``agent``, ``sidepanel`` (the extension's side panel), ``mcp`` (an MCP client) or
+``bridge`` (the chat-site bridge, for a web chat's assistant). The
 actor is a context variable: whoever starts work sets it with :func:`acting_as`, and every call made in that
 work carries it."""
 
@@ -29,6 +30,7 @@ ORIGINS = {
     "agent": "agent",
     "sidepanel": "side panel",
     "mcp": "MCP client",
+    "bridge": "chat bridge",
 }
 """Who may act, as ``data.origin`` spells it and as views say it."""
 

@@ -6,6 +6,11 @@ webmcp-evals' matching rules plus checks of the page's end state.
     report = wm.evals.run(suite, models=["deepseek:deepseek-chat", wm.evals.Model("qwen")], repeats=3)
     report                                          # per model and task: success, pass^k, tokens, latency
     report.compare(wm.evals.EvalReport.load(".evals/<earlier>"))
+    wm.evals.run(suite, models=[...], variants={"shipped": {}, "clearer": {"setFilters": {"description": "..."}}})
+
+Every run that fails says why (:mod:`.reasons`); ``variants`` run every task under each set of tool overrides and
+the report says which variant wins, or that there is no clear difference. ``scripted:FILE`` is a stand-in model
+that needs no key.
 
 Modes: ``browser`` (a live page), ``local`` (tools from a schema file, mocked outputs, no browser) and
 ``smoke`` (the expected calls with sample arguments, no model). Engines: ``local`` and ``dask``.
@@ -17,6 +22,7 @@ Uses: core, link, browser, recording, agent, demo.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import secrets
@@ -28,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..core._loop import blocking, on_loop
 from . import matcher
 from .job import DEMO_PREFIX, MODES, RunRecord, RunSpec, run_id
-from .report import Comparison, EvalReport
-from .suite import Model, Suite, SuiteError, Task, builtin, load
+from .report import Comparison, EvalReport, VariantComparison
+from .suite import Model, Suite, SuiteError, Task, builtin, load, load_variants, shipped
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -46,6 +52,9 @@ __all__ = [
     "Model",
     "EvalReport",
     "Comparison",
+    "VariantComparison",
+    "load_variants",
+    "shipped",
     "RunRecord",
     "SuiteError",
     "DEMO_PREFIX",
@@ -53,6 +62,8 @@ __all__ = [
 
 Engine = Literal["local", "dask"]
 Mode = Literal["browser", "local", "smoke"]
+Variants = Mapping[str, Mapping[str, Mapping[str, Any]]]
+"""Tool variants: ``{name: {tool: {description?, title?, input_schema?}}}``; ``{}`` is the page's own."""
 
 
 def _mode(suite: Suite, mode: str | None, start_url: str | None) -> str:
@@ -62,6 +73,14 @@ def _mode(suite: Suite, mode: str | None, start_url: str | None) -> str:
         return mode
     has_url = bool(start_url or suite.start_url or all(t.start_url for t in suite.tasks))
     return "browser" if has_url or not suite.tools else "local"
+
+
+def _variants(given: Variants) -> dict[str, dict[str, dict[str, Any]]]:
+    from .suite import variants
+
+    return variants(
+        {name: {tool: dict(fields) for tool, fields in (tools or {}).items()} for name, tools in given.items()}
+    )
 
 
 def _models(suite: Suite, models: Sequence[str | Model] | None, mode: str) -> list[Model | None]:
@@ -83,9 +102,15 @@ def plan(
     native_webmcp: bool = False,
     evidence: str = "off",
     eval_id: str | None = None,
+    variants: Variants | None = None,
 ) -> list[RunSpec]:
-    """The runs an eval is made of: every model, task and repeat, as job specs."""
+    """The runs an eval is made of: every model, variant, task and repeat, as job specs."""
     chosen_mode = _mode(suite, mode, start_url)
+    chosen_variants: dict[str | None, Mapping[str, Mapping[str, Any]]] = {None: {}}
+    if variants is not None:
+        if chosen_mode == "smoke":
+            raise SuiteError("smoke mode runs no model, so tool variants change nothing there; run with a model")
+        chosen_variants = {name: tools for name, tools in _variants(variants).items()}
     eval_id = eval_id or time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
     count = repeats or (1 if chosen_mode == "smoke" else suite.repeats)
     tasks = suite.tasks
@@ -96,27 +121,29 @@ def plan(
                 f"{suite.name}: nothing to run in smoke mode, which makes the calls a task expects, and no task "
                 "expects one; run it with a model instead"
             )
-    specs = []
-    for model in _models(suite, models, chosen_mode):
-        for repeat in range(1, count + 1):
-            for task in tasks:
-                specs.append(
-                    RunSpec(
-                        run_id=run_id(task, model, repeat),
-                        eval_id=eval_id,
-                        task=task,
-                        model=model,
-                        repeat=repeat,
-                        mode=chosen_mode,
-                        start_url=start_url or suite.start_url,
-                        skills=suite.skills,
-                        tools=suite.tools,
-                        max_tool_calls=suite.max_tool_calls,
-                        allow_high_risk=suite.allow_high_risk,
-                        native_webmcp=native_webmcp,
-                        evidence=evidence,
-                    )
-                )
+    specs = [
+        RunSpec(
+            run_id=run_id(task, model, repeat, variant),
+            eval_id=eval_id,
+            task=task,
+            model=model,
+            repeat=repeat,
+            mode=chosen_mode,
+            start_url=start_url or suite.start_url,
+            skills=suite.skills,
+            tools=suite.tools,
+            max_tool_calls=suite.max_tool_calls,
+            **({"turn_timeout": suite.turn_timeout} if suite.turn_timeout else {}),
+            allow_high_risk=suite.allow_high_risk,
+            native_webmcp=native_webmcp,
+            evidence=evidence,
+            variant=variant,
+            overrides=overrides,
+        )
+        for model, (variant, overrides), repeat, task in itertools.product(
+            _models(suite, models, chosen_mode), chosen_variants.items(), range(1, count + 1), tasks
+        )
+    ]
     if chosen_mode == "smoke":  # their compiler: the whole file is checked before anything runs
         for task in tasks:
             matcher.smoke_steps(task.name, task.expected)
@@ -141,8 +168,13 @@ async def arun(
     browser: Browser | None = None,
     client: Any = None,
     progress: bool = True,
+    variants: Variants | None = None,
 ) -> EvalReport:
     """Run ``suite`` (a Suite or a path) for each model, ``repeats`` times, and report.
+
+    ``variants``: ``{name: {tool: {description?, title?, input_schema?}}}``; every task runs under each (``{}``:
+    the page's own tools), the model is shown the override and the page still runs its own tool, and the report
+    compares the variants per model with their intervals (``report.compare_variants()``).
 
     ``mode``: ``browser``, ``local`` or ``smoke`` (default: ``browser`` when there is a start URL, else
     ``local``). ``engine="local"`` runs ``concurrency`` browsers at once here; ``engine="dask"`` runs each run
@@ -151,12 +183,16 @@ async def arun(
     ``retries`` more times. ``provider_limits`` caps concurrent requests per provider (a preset name, or a
     model's ``base_url``), across the whole cluster with Dask. ``browser``: run in this browser instead
     (local engine, a fresh tab per run, one run at a time). Sessions and the report go to ``output``
-    (default ``.evals/<eval id>``). Keys come from the environment of wherever the runs run."""
+    (default ``.evals/<eval id>``). Keys come from the environment of wherever the runs run; with the local
+    engine a missing key or an endpoint that cannot be reached fails here, before any run
+    (``ConfigurationError``, naming the variable or the address)."""
     chosen = suite if isinstance(suite, Suite) else load(suite)
     specs = plan(
         chosen, models=models, repeats=repeats, mode=mode, start_url=start_url, native_webmcp=native_webmcp,
-        evidence=evidence,
+        evidence=evidence, variants=variants,
     )  # fmt: skip
+    if engine == "local":
+        await preflight(specs)
     eval_id = specs[0].eval_id
     folder = Path(output) if output is not None else Path(".evals") / eval_id
     folder.mkdir(parents=True, exist_ok=True)
@@ -186,6 +222,7 @@ async def arun(
         "retries": retries,
         "wall_ms": (time.perf_counter() - started) * 1000,
         "suite_path": chosen.path,
+        **({"variants": {name: dict(tools) for name, tools in _variants(variants).items()}} if variants else {}),
     }
     repeats_done = max((s.repeat for s in specs), default=1)
     report = EvalReport(
@@ -197,6 +234,46 @@ async def arun(
 
 
 run = blocking(arun)
+
+REACH_TIMEOUT = 5.0
+"""Seconds a model's endpoint has to accept a connection before an eval starts."""
+
+
+async def preflight(specs: Sequence[RunSpec]) -> None:
+    """Before any run: each model's key is set in this process's environment and its endpoint accepts a
+    connection; else ``ConfigurationError`` naming the variable (``data["variable"]``) or the address
+    (``data["url"]``)."""
+    from urllib.parse import urlsplit
+
+    from ..agent.providers import PRESETS
+    from ..core.errors import ConfigurationError
+
+    seen: set[str] = set()
+    for model in [s.model for s in specs if s.model is not None and s.model.script is None]:
+        if model.label in seen:
+            continue
+        seen.add(model.label)
+        variable = model.key_variable
+        if variable and not os.environ.get(variable):
+            raise ConfigurationError(
+                f"no API key for {model.label}: {variable} is not set. Set it in the kernel's environment "
+                f"(os.environ[{variable!r}] = '…' in a cell, or in the shell that starts Jupyter), or try the suite "
+                "with a scripted model (models=['scripted:FILE']), which needs none. No run was started.",
+                data={"variable": variable, "model": model.label},
+            )
+        url = model.base_url or PRESETS[model.provider].base_url
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), REACH_TIMEOUT)
+        except (OSError, asyncio.TimeoutError) as exc:
+            why = f"no answer within {REACH_TIMEOUT:g} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
+            raise ConfigurationError(
+                f"the model endpoint of {model.label}, {url}, cannot be reached ({why}). Is it running, and is the "
+                "address right? No run was started.",
+                data={"url": url, "model": model.label},
+            ) from None
+        writer.close()
 
 
 def rescore(session: Session | str | os.PathLike[str], task: Task, *, mode: str = "browser") -> RunRecord:

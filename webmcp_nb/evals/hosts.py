@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..browser.overrides import ToolOverride, check_fields
 from ..browser.schema import check_arguments
 from ..browser.skills import Skill
 from ..browser.tools import Tool, ToolResult
@@ -196,20 +197,17 @@ class MockTab:
     def __init__(self, tools: tuple[Mapping[str, Any], ...], expected: tuple[Mapping[str, Any], ...] | None) -> None:
         self.browser = MockBrowser()
         self.browser.active_tab = self
-        host: Any = self
-        self._tools = {
-            t["name"]: Tool(
-                host,
-                ToolInfo(
-                    name=t["name"],
-                    description=t.get("description") or "",
-                    inputSchema=t.get("inputSchema") or t.get("parameters") or {"type": "object", "properties": {}},
-                    annotations=t.get("annotations") or {},
-                    source="schema",
-                ),
+        self._infos = {
+            t["name"]: ToolInfo(
+                name=t["name"],
+                description=t.get("description") or "",
+                inputSchema=t.get("inputSchema") or t.get("parameters") or {"type": "object", "properties": {}},
+                annotations=t.get("annotations") or {},
+                source="schema",
             )
             for t in tools
         }
+        self._overrides: dict[str, ToolOverride] = {}
         self._mocks = matcher.flatten(expected)
         self._used = [False] * len(self._mocks)
         self.records: list[Record] = []
@@ -217,7 +215,21 @@ class MockTab:
 
     @property
     def tools(self) -> dict[str, Tool]:
-        return dict(self._tools)
+        host: Any = self
+        return {name: Tool(host, info, self._overrides.get(name)) for name, info in self._infos.items()}
+
+    def override(self, name: str, *, missing_ok: bool = False, **fields: Any) -> ToolOverride:
+        """As ``tab.tools.override``: what the model is shown of ``name`` instead of the schema file's text."""
+        checked = check_fields(name, fields)
+        if not missing_ok and name not in self._infos:
+            raise KeyError(name)
+        self._overrides[name] = ToolOverride(name, **checked)
+        tool = self.tools.get(name)
+        self.browser.events.emit(
+            "override.set", tab_id=self.id, url=self.url, tool=name, fields=checked,
+            differences=tool.differences if tool is not None else [],
+        )  # fmt: skip
+        return self._overrides[name]
 
     def _mock(self, name: str) -> Any:
         for i, node in enumerate(self._mocks):
@@ -228,7 +240,7 @@ class MockTab:
 
     async def acall(self, called: str | Tool, args: dict[str, Any] | None = None, /, **options: Any) -> ToolResult:
         name, arguments = _name(called), dict(args or {})
-        tool = self._tools[name]
+        tool = self.tools[name]
         invalid = True
         with contextlib.suppress(Exception):
             await check_arguments(name, tool.info.input_schema, arguments, has_pattern=tool.has_pattern)

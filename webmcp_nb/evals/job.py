@@ -18,7 +18,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..browser.skills import Skill, builtin_skills_path
 from ..core.agent_rules import result_text
-from ..core.errors import ModelError, NotConnectedError, WebMCPError
-from . import matcher
+from ..core.errors import ModelError, NotConnectedError, PermissionDeniedError, WebMCPError
+from . import matcher, reasons
 from .hosts import PROBE, EvalTab, MockTab, Record, as_browser, as_tab, unwrap
 from .suite import NO_ANSWER_CHECK, Model, Task
 
@@ -44,6 +44,8 @@ DEMO_PREFIX = "demo:"
 """A start URL on the bundled demo pages, served by the process that runs the job (wherever that is)."""
 RECORD_FILE = "eval.json"
 """The run's record, written next to its session.jsonl."""
+REPORT_FILE = "report.html"
+"""The run's session report (with the eval's verdict at its top), written next to its session.jsonl."""
 RETRIED = ("browser", "endpoint")
 """The error kinds engines retry: another attempt may go better (a setup or internal error would end the same)."""
 RUN_MARK = "--webmcp-nb-eval-run="
@@ -70,6 +72,10 @@ class RunSpec:
     evidence: str = "off"
     tool_timeout: float = 10.0
     turn_timeout: float = 60.0
+    variant: str | None = None
+    """The name of the tool variant this run uses (``None``: the eval has no variants)."""
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The variant: tool name → ``{description, title, input_schema}`` shown to the model instead of the page's."""
 
 
 @dataclass
@@ -111,6 +117,9 @@ class RunRecord:
     status: str = "error"
     """``pass``, ``fail`` or ``error``."""
     reasons: list[str] = field(default_factory=list)
+    """Why it failed, in words (:mod:`webmcp_nb.evals.reasons`); empty when it passed or ended in an error."""
+    unmet: dict[str, Any] | None = None
+    """The first expected call not met, for the report's side-by-side view: ``{call, expected, got, rows}``."""
     error_kind: str | None = None
     """For errors: ``browser``, ``endpoint``, ``setup`` (the suite itself is wrong), ``internal`` (anything else),
     or ``worker`` (Dask gave up on the task: its workers kept dying)."""
@@ -127,6 +136,12 @@ class RunRecord:
     cost: float | None = None
     session: str | None = None
     """The run's session folder, relative to the eval's output folder."""
+    variant: str | None = None
+    """The tool variant it ran under (``None``: the eval has no variants)."""
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The variant's changes as the run saw them: tool → field → ``{"page": the page's own, "variant": ...}``."""
+    notes: list[str] = field(default_factory=list)
+    """What the run could not do as asked without failing for it (an override for a tool the page never listed)."""
     timings: dict[str, Any] = field(default_factory=dict)
     """``total_ms``, ``model_ms``, ``tool_ms``; where and how it ran: ``worker``, ``pid``, ``attempts``, the
     wall-clock ``started``/``ended`` of the run and of its browser, ``chromium_pid``; ``launch_ms``,
@@ -137,6 +152,19 @@ class RunRecord:
     @property
     def steps(self) -> int:
         return len(self.calls)
+
+    @property
+    def why(self) -> list[str]:
+        """Why it did not pass, in words: the failure's reasons, or the error with its kind."""
+        if self.status == "error":
+            kind = self.error_kind or "internal"
+            return [f"{kind} error: {self.error or '(no message)'}"]
+        return list(self.reasons)
+
+    @property
+    def config(self) -> str:
+        """What reports group it by: the model, and the variant when the eval has variants."""
+        return self.model if self.variant is None else f"{self.model} [{self.variant}]"
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -162,12 +190,14 @@ class RunError(Exception):
         return (RunError, (self.record,))
 
 
-def run_id(task: Task, model: Model | None, repeat: int) -> str:
-    """A stable id: the same task, model and repeat always get the same one, in every eval and engine (the
-    session folder's name; with the eval's id, the Dask task's key)."""
+def run_id(task: Task, model: Model | None, repeat: int, variant: str | None = None) -> str:
+    """A stable id: the same task, model, repeat (and variant) always get the same one, in every eval and engine
+    (the session folder's name; with the eval's id, the Dask task's key)."""
     label = model.label if model else "smoke"
-    digest = hashlib.sha256(json.dumps([task.name, label, repeat]).encode()).hexdigest()[:8]
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", f"{task.name[:24]}-{label[:24]}").strip("-").lower()
+    key = [task.name, label, repeat] + ([variant] if variant is not None else [])
+    digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:8]
+    named = f"{task.name[:24]}-{label[:24]}" + (f"-{variant[:16]}" if variant is not None else "")
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", named).strip("-").lower()
     return f"{slug}-r{repeat}-{digest}"
 
 
@@ -294,6 +324,7 @@ async def arun_job(
     those may go better next time; returns the record otherwise, a setup or internal error included (a retry would
     end the same). ``browser``: use this one (a fresh tab) instead of launching one."""
     record = RunRecord(spec.run_id, spec.task.name, spec.model.label if spec.model else "smoke", spec.repeat, spec.mode)
+    record.variant = spec.variant
     record.expected_steps = matcher.count_expected(spec.task.expected or ())
     record.timings = {"worker": worker, "pid": os.getpid(), "started": time.time()}
     started = time.perf_counter()
@@ -304,6 +335,8 @@ async def arun_job(
             await _in_browser(spec, record, session_dir, browser, gate)
     except ModelError as exc:
         _errored(record, "endpoint", exc)
+    except PermissionDeniedError as exc:  # the site is not granted (or skills are off): another try ends the same
+        _errored(record, "setup", exc)
     except (NotConnectedError, OSError, asyncio.TimeoutError) as exc:
         _errored(record, "browser", exc)
     except (ValueError, KeyError) as exc:
@@ -316,9 +349,35 @@ async def arun_job(
     record.timings["ended"] = time.time()
     with contextlib.suppress(OSError):  # next to the session: what the eval made of it (rescore reads it)
         (session_dir / RECORD_FILE).write_text(json.dumps(record.to_dict(), default=str), encoding="utf-8")
+    _verdict(spec, record, session_dir)
     if record.status == "error" and record.error_kind in RETRIED:
         raise RunError(record)
     return record
+
+
+def _verdict(spec: RunSpec, record: RunRecord, session_dir: Path) -> None:
+    """The run's verdict at the end of its session (``verdict.pass|fail|error``), and the session's HTML report
+    beside it (``report.html``), which then opens with that verdict and its reasons."""
+    from ..recording.session import Session
+
+    if not (session_dir / "session.jsonl").is_file():
+        return  # it ended before its session began (the browser did not start): eval.json says why
+    try:
+        session = Session.load(session_dir)
+        session.add_secret(api_key(spec.model))
+        session.append(
+            f"verdict.{record.status}", by="eval", reasons=record.why, task=record.task, model=record.model,
+            variant=record.variant, run_id=record.run_id,
+        )  # fmt: skip
+        session.report(session_dir / REPORT_FILE)
+    except (OSError, ValueError) as exc:
+        record.notes.append(f"the session's report could not be written: {exc}")
+
+
+def api_key(model: Model | None) -> str | None:
+    """The key this process would send for ``model`` (from its environment), or ``None``."""
+    variable = model.key_variable if model is not None else None
+    return os.environ.get(variable) if variable else None
 
 
 def _errored(record: RunRecord, kind: str, exc: BaseException) -> None:
@@ -334,7 +393,9 @@ async def _local(spec: RunSpec, record: RunRecord, session_dir: Path, gate: Gate
     host = MockTab(spec.tools, spec.task.expected)
     session = Session(as_browser(host.browser), directory=session_dir, evidence="off", **_header(spec))
     try:
+        _override(spec, host)
         await _agent_turn(spec, record, as_tab(host), host.records, session, gate, mock=True)
+        _overridden(spec, record, host.tools)
     finally:
         session.close()
     _score(spec, record)
@@ -364,12 +425,14 @@ async def _in_browser(
         for ref in spec.skills:
             await tab.ainject(_skill(ref))
         session = Session(browser, directory=session_dir, evidence=spec.evidence, **_header(spec))  # type: ignore[arg-type]
+        _override(spec, tab.tools)  # after the session began: the overrides are part of what it records
         view = EvalTab(tab)
         if spec.mode == "smoke":
             await _smoke(spec, record, view)
         else:
             await _agent_turn(spec, record, as_tab(view), view.records, session, gate, mock=False)
         view.cancel_pending()
+        _overridden(spec, record, view.tools)
         session.close()  # the agent's run only: the checks below are the eval's, kept in eval.json
         await _state(spec, record, view)
         _score(spec, record)
@@ -389,14 +452,46 @@ async def _in_browser(
                     await browser.skills.auninstall(PROBE)
 
 
+def _override(spec: RunSpec, tools: Any) -> None:
+    """The variant's overrides on the run's tools (page tools, or local mode's): what the model is shown."""
+    for name, fields in spec.overrides.items():
+        tools.override(name, **fields, missing_ok=True)
+
+
+def _overridden(spec: RunSpec, record: RunRecord, tools: Mapping[str, Any]) -> None:
+    """What the variant changed, the page's own text beside it (the report shows the difference)."""
+    for name, fields in spec.overrides.items():
+        tool = tools.get(name)
+        if tool is None:
+            record.notes.append(f"the variant overrides {name}, a tool the page did not list at the end of the run")
+            continue
+        record.overrides[name] = {
+            key: {"page": getattr(tool.info, key), "variant": value} for key, value in fields.items()
+        }
+
+
+@contextlib.contextmanager
+def _endpoint(model: Model) -> Iterator[tuple[str | None, str | None]]:
+    """Where the run's model answers, and a key of its own: a scripted model is served here for this run alone
+    (on 127.0.0.1, in whichever process runs the job); any other is the model's own endpoint."""
+    if model.script is None:
+        yield model.base_url, None
+        return
+    from ..testing import ScriptedServer, script_from
+
+    with ScriptedServer(script_from(json.loads(model.script), model.label)) as server:
+        yield server.base_url, "scripted"
+
+
 def _header(spec: RunSpec) -> dict[str, Any]:
     """What the run's session header says: which task, model and repeat it records."""
     model = spec.model
     return {
         "title": f"eval {spec.task.name} · {model.label if model else 'smoke'} · repeat {spec.repeat}",
         "model": model.label.partition(":")[2] if model else None,
-        "provider": model.provider if model else None,
+        "provider": model.label.partition(":")[0] if model else None,
         "eval_run": spec.run_id,
+        **({"variant": spec.variant} if spec.variant is not None else {}),
     }
 
 
@@ -420,25 +515,26 @@ async def _agent_turn(
         raise ModelError(f"no API key: {model.api_key_env} is not set where this run runs")
     allowed = spec.task.allow_high_risk if spec.task.allow_high_risk is not None else spec.allow_high_risk
     limits: dict[str, Any] = {"max_tool_calls": spec.max_tool_calls} if spec.max_tool_calls else {}
-    agent = Agent(
-        tab,
-        provider=model.provider,
-        model=model.model,
-        base_url=model.base_url,
-        api_key=key,
-        prompt_mode=model.prompt_mode,
-        confirm="medium",
-        on_confirm=policy(allowed),
-        tool_timeout=spec.tool_timeout,
-        turn_timeout=spec.turn_timeout,
-        session=session,
-        evidence="off" if mock else spec.evidence,  # type: ignore[arg-type]
-        request_gate=gate,
-        **limits,
-    )
-    history, task = conversation(spec.task.messages)
-    agent.messages = history
-    result = await agent.arun(task)
+    with _endpoint(model) as (base_url, scripted_key):
+        agent = Agent(
+            tab,
+            provider=model.provider,
+            model=model.model,
+            base_url=base_url,
+            api_key=scripted_key or key,
+            prompt_mode=model.prompt_mode,
+            confirm="medium",
+            on_confirm=policy(allowed),
+            tool_timeout=spec.tool_timeout,
+            turn_timeout=spec.turn_timeout,
+            session=session,
+            evidence="off" if mock else spec.evidence,  # type: ignore[arg-type]
+            request_gate=gate,
+            **limits,
+        )
+        history, task = conversation(spec.task.messages)
+        agent.messages = history
+        result = await agent.arun(task)
     record.answer, record.stopped = result.answer, result.stopped
     if result.usage is not None:
         record.prompt_tokens, record.completion_tokens = result.usage.prompt_tokens, result.usage.completion_tokens
@@ -475,12 +571,10 @@ async def _smoke(spec: RunSpec, record: RunRecord, view: EvalTab) -> None:
             row.result = view.records[-1].result
         except WebMCPError as exc:
             row.error = f"{exc.code.value}: {exc.message}"
-            record.reasons.append(f"{tool}: {row.error}")
             break
         failure = matcher.tool_failure(row.result if row.result is not None else result.value)
         if failure:
             row.error = failure
-            record.reasons.append(f"{tool}: {failure}")
             break
     record.timings["model_ms"] = 0.0
     record.timings["tool_ms"] = (time.perf_counter() - started) * 1000
@@ -534,27 +628,30 @@ def _row(row: matcher.Row, calls: list[matcher.Call], known: list[int]) -> dict[
 
 
 def _score(spec: RunSpec, record: RunRecord) -> None:
-    """The verdict: the trajectory matches, no forbidden call, the answer and every state check pass."""
+    """The verdict: the trajectory matches, no forbidden call, the answer and every state check pass; each failure
+    with its reason in words (:mod:`webmcp_nb.evals.reasons`)."""
     task = spec.task
+    record.reasons, record.unmet = [], None
     if spec.mode == "smoke":
         record.trajectory = [
             {"expected": None, "call": i, "outcome": "fail" if call.error else "pass"}
             for i, call in enumerate(record.calls)
+        ]
+        record.reasons += [
+            f"smoke call {i} failed: {call.tool}: {call.error}" for i, call in enumerate(record.calls, 1) if call.error
         ]
     else:
         known = [i for i, c in enumerate(record.calls) if not c.unknown]  # as their local mode: not in the trajectory
         calls = [matcher.Call(record.calls[i].tool, record.calls[i].arguments, record.calls[i].result) for i in known]
         try:
             rows = matcher.trajectory(task.expected, calls)
+            found, record.unmet = reasons.trajectory(task.expected, rows, calls, [i + 1 for i in known])
         except matcher.ConstraintError as exc:
             record.status, record.error_kind, record.error = "error", "setup", str(exc)
             return
         record.trajectory = [_row(r, calls, known) for r in rows]
-        if not matcher.passed(rows):
-            record.reasons.append("the calls do not match the expected calls")
-        forbidden = sorted({c.tool for c in record.calls if c.tool in task.forbid_calls})
-        if forbidden:
-            record.reasons.append(f"forbidden call: {', '.join(forbidden)}")
+        record.reasons += found
+        record.reasons += reasons.forbidden(record.calls, task.forbid_calls)
         if task.expect_answer is not NO_ANSWER_CHECK:
             answer = Check({"answer": task.expect_answer}, record.answer)
             try:
@@ -563,8 +660,11 @@ def _score(spec: RunSpec, record: RunRecord) -> None:
                 answer.error = str(exc)
             record.checks.insert(0, answer)
             if not answer.passed:
-                record.reasons.append("the answer does not match expect_answer")
-    failed_state = [c for c in record.checks if not c.passed and "answer" not in c.check]
-    if failed_state:
-        record.reasons.append(f"{len(failed_state)} expect_state check(s) failed")
+                record.reasons.append(reasons.answer(task.expect_answer, record.answer, answer.error))
+    for check in record.checks:
+        if not check.passed and "answer" not in check.check:
+            record.reasons.append(reasons.state(check.check, check.observed, check.error))
+    stop = reasons.stopped(record.stopped, spec.max_tool_calls, spec.turn_timeout)
+    if record.reasons and stop:
+        record.reasons.insert(0, stop)  # what cut the run short comes first: the rest follows from it
     record.status = "pass" if not record.reasons else "fail"

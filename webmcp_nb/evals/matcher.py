@@ -13,11 +13,19 @@ optional ones included.
 
 ``smoke_steps`` and ``concrete`` are their smoke mode's compiler: the required expected calls in authored order,
 constraints replaced by sample values.
+
+``explain(expected, actual)`` says where a value fails its constraint, path by path, in words
+(``maxPrice: expected ≤ 900, got 1200``): what reports show for a failed run.
+
+Regular expressions (``$pattern``) come from suites someone shared: they run on the ``regex`` engine with a time
+limit (:data:`PATTERN_TIMEOUT`) and the GIL released, so a pattern that backtracks for minutes fails its row
+("the match took over 1 s") instead of freezing the process.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import json
 import math
 import re
@@ -25,11 +33,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 __all__ = [
     "ConstraintError",
+    "PATTERN_TIMEOUT",
     "Call",
     "Row",
     "matches",
+    "explain",
+    "words",
     "is_constraint",
     "call_outcome",
     "trajectory",
@@ -101,7 +114,18 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return a is None and b is None
 
 
-_FLAGS: dict[str, int] = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "d": 0, "g": 0, "u": 0, "v": 0}
+PATTERN_TIMEOUT = 1.0
+"""Seconds one ``$pattern`` may take on one value; past it the value does not match, and ``explain`` says why."""
+
+_FLAGS: dict[str, int] = {
+    "i": regex.IGNORECASE,
+    "m": regex.MULTILINE,
+    "s": regex.DOTALL,
+    "d": 0,
+    "g": 0,
+    "u": 0,
+    "v": 0,
+}
 _INLINE = re.compile(r"^\(\?([a-zA-Z]+)\)")
 _NAMED = re.compile(r"(?<!\\)((?:\\\\)*)(\(\?<(?![=!])|\\k<)([A-Za-z_][A-Za-z0-9_]*)>")
 """JavaScript's named groups ``(?<name>…)`` and back-references ``\\k<name>`` (not after an escaping backslash)."""
@@ -117,10 +141,14 @@ def _python_names(text: str) -> str:
     return _NAMED.sub(spelled, text)
 
 
-def _pattern(raw: Any) -> tuple[re.Pattern[str], bool]:
+def _pattern(raw: Any) -> tuple[regex.Pattern[str], bool]:
     """A ``$pattern`` as a compiled expression and whether it is sticky (``y``: it must match at the start)."""
-    text = _js_string(raw)
-    flags, sticky = 0, False
+    return _compiled(_js_string(raw))
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(text: str) -> tuple[regex.Pattern[str], bool]:
+    raw, flags, sticky = text, 0, False
     found = _INLINE.match(text)
     if found:
         for flag in found.group(1):
@@ -134,9 +162,23 @@ def _pattern(raw: Any) -> tuple[re.Pattern[str], bool]:
                 )
         text = text[found.end() :]
     try:
-        return re.compile(_python_names(text), flags), sticky
-    except re.error as exc:
+        return regex.compile(_python_names(text), flags | regex.VERSION0), sticky
+    except regex.error as exc:
         raise ConstraintError(f"$pattern {_json(raw)} is not a valid regular expression: {exc}") from None
+
+
+class PatternTimeout(Exception):
+    """A ``$pattern`` ran past :data:`PATTERN_TIMEOUT` on a value (inside ``matches`` it is a mismatch)."""
+
+
+def _search(raw: Any, text: str) -> bool:
+    """Whether ``$pattern`` ``raw`` matches ``text``, within the time limit (raises :class:`PatternTimeout`)."""
+    pattern, sticky = _pattern(raw)
+    find = pattern.match if sticky else pattern.search
+    try:
+        return find(text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+    except TimeoutError:
+        raise PatternTimeout(raw) from None
 
 
 def _json(value: Any) -> str:
@@ -175,8 +217,10 @@ def _constraint(constraint: Mapping[str, Any], actual: Any) -> bool:
         if key == "$pattern":
             if not isinstance(actual, str):
                 return False
-            pattern, sticky = _pattern(value)
-            if not (pattern.match(actual) if sticky else pattern.search(actual)):
+            try:
+                if not _search(value, actual):
+                    return False
+            except PatternTimeout:
                 return False
         elif key == "$contains":
             if not isinstance(actual, str) or _js_string(value) not in actual:
@@ -201,6 +245,65 @@ def matches(expected: Any, actual: Any) -> bool:
     if isinstance(expected, dict) and isinstance(actual, dict):
         return all(key in actual and matches(value, actual[key]) for key, value in expected.items())
     return False
+
+
+_SIGNS = {"$gt": ">", "$gte": "≥", "$lt": "<", "$lte": "≤"}
+MISSING = object()
+"""``explain``'s ``got`` for a key the value does not have."""
+
+
+def words(expected: Any) -> str:
+    """A constraint (or a plain value) as a reader says it: ``≤ 900``, ``contains "York"``, ``matches
+    /^LON$/``, ``of type array``, ``[0]``."""
+    if not is_constraint(expected):
+        return _json(expected)
+    parts = []
+    for key, value in expected.items():
+        if key in _SIGNS:
+            parts.append(f"{_SIGNS[key]} {_json(value)}")
+        elif key == "$contains":
+            parts.append(f"contains {_json(_js_string(value))}")
+        elif key == "$pattern":
+            parts.append(f"matches /{_js_string(value)}/")
+        elif key == "$type":
+            parts.append(f"of type {_js_string(value)}")
+        elif key == "$any":
+            parts.append("anything")
+        else:
+            parts.append(f"{key} {_json(value)} (not checked)")
+    return " and ".join(parts)
+
+
+def _shown(value: Any) -> str:
+    return "nothing (not given)" if value is MISSING else _json(value)
+
+
+def explain(expected: Any, actual: Any, path: str = "") -> list[tuple[str, str, str]]:
+    """Where ``actual`` fails ``expected``, as ``(path, expected in words, what it got)`` rows (none when it
+    matches), the same rules as :func:`matches`. A ``$pattern`` that ran out of time says so in its row."""
+    if is_constraint(expected):
+        if actual is not MISSING and _constraint(expected, actual):
+            return []
+        got = _shown(actual)
+        if isinstance(actual, str) and "$pattern" in expected:
+            try:
+                _search(expected["$pattern"], actual)
+            except PatternTimeout:
+                got += f" (the match took over {PATTERN_TIMEOUT:g} s and was stopped: counted as no match)"
+        return [(path, words(expected), got)]
+    if actual is not MISSING and _strict_equal(expected, actual):
+        return []
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        return [
+            row for i, (e, a) in enumerate(zip(expected, actual, strict=True)) for row in explain(e, a, f"{path}[{i}]")
+        ]
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return [
+            row
+            for key, value in expected.items()
+            for row in explain(value, actual.get(key, MISSING), f"{path}.{key}" if path else str(key))
+        ]
+    return [(path, words(expected), _shown(actual))]
 
 
 # ----- trajectories -----

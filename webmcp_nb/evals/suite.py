@@ -13,6 +13,7 @@ Native (YAML or JSON)::
     models: ["deepseek:deepseek-chat"]
     skills: [shop]                    # built-in skill names, or folders relative to this file
     max_tool_calls: 8
+    turn_timeout: 60                  # seconds for the agent's turn (its time limit)
     allow_high_risk: false            # or a list of tool names the unattended policy may approve
     tools: schema.json                # local mode only: the tools, as webmcp-evals' schema.json
     tasks:
@@ -44,7 +45,21 @@ import yaml
 
 from ..agent.providers import PRESETS
 
-__all__ = ["SuiteError", "Task", "Suite", "Model", "load", "builtin", "FORMAT", "FORMAT_VERSION", "NO_ANSWER_CHECK"]
+__all__ = [
+    "SuiteError",
+    "Task",
+    "Suite",
+    "Model",
+    "load",
+    "builtin",
+    "shipped",
+    "variants",
+    "load_variants",
+    "FORMAT",
+    "FORMAT_VERSION",
+    "NO_ANSWER_CHECK",
+    "SCRIPTED",
+]
 
 FORMAT = "webmcp-nb-evals"
 FORMAT_VERSION = 1
@@ -64,9 +79,14 @@ NO_ANSWER_CHECK = _NoCheck()
 """``Task.expect_answer`` when the task says nothing about the answer."""
 
 SUITES = Path(__file__).parent / "suites"
+SCRIPTED = "scripted"
+"""``scripted:FILE`` (or ``scripted:NAME`` of a shipped one) names a scripted stand-in model: no key, no network."""
+MODEL_SUFFIX = ".model.yaml"
+"""A shipped scripted model is ``suites/<name>.model.yaml``."""
 
 _SUITE_KEYS = {
-    "format", "version", "name", "start_url", "repeats", "models", "skills", "max_tool_calls", "allow_high_risk",
+    "format", "version", "name", "start_url", "repeats", "models", "skills", "max_tool_calls", "turn_timeout",
+    "allow_high_risk",
     "tools", "tasks",
 }  # fmt: skip
 _TASK_KEYS = {
@@ -124,6 +144,8 @@ class Suite:
     skills: tuple[str, ...] = ()
     """Built-in skill names or absolute folders."""
     max_tool_calls: int | None = None
+    turn_timeout: float | None = None
+    """Seconds for each run's agent turn (``None``: the agent's 60)."""
     allow_high_risk: bool | tuple[str, ...] = False
     tools: tuple[Mapping[str, Any], ...] = ()
     """For local mode: ``{name, description, inputSchema}`` each, as in webmcp-evals' schema.json."""
@@ -160,12 +182,18 @@ class Model:
     prompt_mode: bool | None = None
     price_input: float | None = None
     price_output: float | None = None
+    script: str | None = None
+    """A scripted stand-in model (``scripted:FILE``): the file's data as JSON text. Each run serves it on
+    127.0.0.1 (``webmcp_nb.testing.ScriptedServer``): no key, no network."""
 
     @classmethod
     def parse(cls, spec: str | Model) -> Model:
-        """``"deepseek:deepseek-chat"``, ``"deepseek"`` (its default model) or ``"any:name@http://host/v1"``."""
+        """``"deepseek:deepseek-chat"``, ``"deepseek"`` (its default model), ``"any:name@http://host/v1"``, or
+        ``"scripted:FILE"`` (a scripted model's file, or the name of a shipped one: ``scripted:flights``)."""
         if isinstance(spec, Model):
             return spec
+        if spec.startswith(SCRIPTED + ":"):
+            return cls.scripted(spec[len(SCRIPTED) + 1 :])
         base_url = None
         if "@" in spec:
             spec, base_url = spec.split("@", 1)
@@ -174,15 +202,51 @@ class Model:
             raise SuiteError(f"model {spec!r}: unknown provider {provider!r}; presets: {', '.join(PRESETS)}")
         return cls(provider, model or None, base_url)
 
+    @classmethod
+    def scripted(cls, ref: str) -> Model:
+        """A scripted model from its file (YAML or JSON; the format: ``webmcp_nb.testing.script_from``), or the
+        name of one shipped with the suites (``flights``, ``shop``)."""
+        from ..testing import script_from
+
+        path = Path(ref)
+        if not path.is_file() and (SUITES / f"{ref}{MODEL_SUFFIX}").is_file():
+            path = SUITES / f"{ref}{MODEL_SUFFIX}"
+        if not path.is_file():
+            shipped_ones = ", ".join(p.name[: -len(MODEL_SUFFIX)] for p in sorted(SUITES.glob(f"*{MODEL_SUFFIX}")))
+            raise SuiteError(
+                f"model scripted:{ref}: no such file, and no shipped scripted model of that name (shipped: "
+                f"{shipped_ones})"
+            )
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise SuiteError(f"{path}: not valid YAML/JSON: {exc}") from None
+        try:
+            script_from(data, str(path))  # checked now, before any run
+        except ValueError as exc:
+            raise SuiteError(str(exc)) from None
+        name = path.name[: -len(MODEL_SUFFIX)] if path.name.endswith(MODEL_SUFFIX) else path.stem
+        return cls("any", name, script=json.dumps(data))
+
     @property
     def label(self) -> str:
-        """How reports name it: ``provider:model``."""
+        """How reports name it: ``provider:model`` (``scripted:NAME`` for a scripted model)."""
+        if self.script is not None:
+            return f"{SCRIPTED}:{self.model}"
         return f"{self.provider}:{self.model or PRESETS[self.provider].default_model}"
+
+    @property
+    def key_variable(self) -> str | None:
+        """The environment variable its key is read from where the runs run (``None``: it needs none)."""
+        if self.script is not None:
+            return None
+        preset = PRESETS.get(self.provider)
+        return self.api_key_env or (preset.api_key_env if preset is not None else None)
 
     @property
     def provider_key(self) -> str:
         """What a cap on concurrent requests counts by: the endpoint (a preset, or a base URL)."""
-        return self.base_url or self.provider
+        return self.label if self.script is not None else self.base_url or self.provider
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float | None:
         """USD for these tokens, when prices were given."""
@@ -234,6 +298,14 @@ def _names(where: str, raw: Any) -> tuple[str, ...]:
     if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
         raise _fail(where, "must be a list of names")
     return tuple(raw)
+
+
+def _seconds(where: str, raw: Any) -> float | None:
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or raw <= 0:
+        raise _fail(where, "a number of seconds above 0")
+    return float(raw)
 
 
 def _risk_allowance(where: str, raw: Any) -> bool | tuple[str, ...]:
@@ -353,6 +425,7 @@ def parse(data: Any, *, name: str = "suite", path: Path | None = None) -> Suite:
         models=tuple(str(m) for m in models),
         skills=tuple(_skill_ref(folder, s) for s in _names(f"{where} skills", data.get("skills"))),
         max_tool_calls=data.get("max_tool_calls"),
+        turn_timeout=_seconds(f"{where} turn_timeout", data.get("turn_timeout")),
         allow_high_risk=_risk_allowance(f"{where} allow_high_risk", data.get("allow_high_risk", False)),
         tools=tools,
         path=str(path) if path else None,
@@ -373,6 +446,50 @@ def load(path: str | os.PathLike[str], *, tools: str | os.PathLike[str] | None =
     return suite.with_tools(tools) if tools is not None else suite
 
 
+def shipped() -> list[str]:
+    """The names of the suites shipped with webmcp-nb."""
+    return sorted(p.stem for p in SUITES.glob("*.yaml") if "." not in p.stem)  # not NAME.model.yaml, …
+
+
 def builtin(name: str) -> Suite:
     """A suite shipped with webmcp-nb, for the bundled demo pages: ``flights`` or ``shop``."""
+    if name not in shipped():
+        raise SuiteError(f"no shipped suite {name!r}; the shipped suites: {', '.join(shipped())}")
     return load(SUITES / f"{name}.yaml")
+
+
+def variants(data: Any, where: str = "variants") -> dict[str, dict[str, dict[str, Any]]]:
+    """Tool variants, checked: ``{variant: {tool: {description?, title?, input_schema?}}}`` (``inputSchema`` is
+    accepted for ``input_schema``). ``{}`` is the page's own tools."""
+    from ..browser.overrides import check_fields
+    from ..core.errors import InvalidArgumentsError
+
+    if not isinstance(data, dict) or not data:
+        raise SuiteError(f"{where}: a mapping of variant names to {{tool: {{description, title, input_schema}}}}")
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, tools in data.items():
+        if not isinstance(name, str) or not name.strip():
+            raise SuiteError(f"{where}: a variant's name is a non-empty text, not {name!r}")
+        if tools is None:
+            tools = {}
+        if not isinstance(tools, dict):
+            raise SuiteError(f"{where}: {name}: maps tool names to what to show instead ({{}}: the page's own)")
+        out[name] = {}
+        for tool, fields in tools.items():
+            if not isinstance(fields, dict):
+                raise SuiteError(f"{where}: {name}.{tool}: {{description, title, input_schema}}")
+            try:
+                out[name][str(tool)] = check_fields(str(tool), fields)
+            except InvalidArgumentsError as exc:
+                raise SuiteError(f"{where}: {name}: {exc.message}") from None
+    return out
+
+
+def load_variants(path: str | os.PathLike[str]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Tool variants from a YAML or JSON file (see :func:`variants`)."""
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"{file}: not valid YAML/JSON: {exc}") from None
+    return variants(data, str(file))

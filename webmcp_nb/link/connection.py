@@ -54,8 +54,10 @@ class _Link:
         self._listeners: list[Listener] = []
         self._ready = asyncio.Event()
 
-    def add_listener(self, listener: Listener) -> None:
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener(method, params)`` for each notification; returns what stops it."""
         self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _dispatch(self, message: Any) -> None:
         if not isinstance(message, dict):
@@ -97,8 +99,8 @@ class _Link:
         timer = loop.call_later(timeout, _expire, future, f"{method} got no answer within {timeout:g} s")
         try:
             return await future
-        except asyncio.CancelledError:  # the caller gave up: a tool call is cancelled in the page too
-            if method == Method.TOOL_CALL.value:
+        except asyncio.CancelledError:  # the caller gave up: a tool call is cancelled in the page, an ask withdrawn
+            if method in (Method.TOOL_CALL.value, Method.GRANTS_CHECK.value):
                 spawn(self.notify(Method.REQUEST_CANCEL.value, {"id": rid}))
             raise
         finally:
@@ -236,14 +238,14 @@ class Connection(_Link):
         try:
             self.relay_info = await asyncio.wait_for(self._authenticate(ws), AUTH_TIMEOUT)
         except (auth.AuthError, asyncio.TimeoutError, ConnectionClosed, ValueError) as exc:
-            await ws.close()
+            await _hang_up(ws)
             raise _port_in_use(
                 self.port,
                 "it did not prove this account's pairing secret "
                 f"({_reason(exc)}): another user's relay, a relay with another WEBMCP_NB_HOME, or an impostor",
             ) from None
         except BaseException:  # the secret could not be read, or we were cancelled: leave no socket behind
-            await ws.close()
+            await _hang_up(ws)
             raise
         return ws
 
@@ -354,6 +356,13 @@ class Connection(_Link):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
         self._fail_all(NotConnectedError("the connection was closed"))
+
+
+async def _hang_up(ws: ClientConnection) -> None:
+    """Drop the socket to a listener that has not proved the secret, owing it no closing handshake: one that
+    never answers it would hold the caller for the library's 10 s close timeout."""
+    ws.transport.abort()
+    await ws.wait_closed()
 
 
 def _port_in_use(port: int, why: str) -> PortInUseError:

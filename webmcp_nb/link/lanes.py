@@ -14,7 +14,8 @@ Frames on the lane: ``{"type": "call", "id", "name", "input", "maxChars"}`` and 
 "id"}`` from the relay, one or an array of them: calls made while others are in flight leave together
 at the end of the loop's turn. Results come back as records, one frame holding those that finished
 together: a JSON header line ``{"id", "ok", "n"}`` (or ``{"id", "ok": false, "error", "n": 0}``) and then
-``n`` UTF-16 code units of the tool's JSON text, untouched, so a result is never encoded twice.
+``n`` UTF-16 code units of the tool's JSON text, untouched, so a result is never encoded twice. A header with
+``"toolsChanged": true`` says the frame's tools changed during the call.
 """
 
 from __future__ import annotations
@@ -160,7 +161,10 @@ class Lane:
         if not isinstance(call_id, str):
             return
         if header.get("ok") is True:
-            self._settle(call_id, {"text": text, "frameId": self.frame_id}, None)
+            result = {"text": text, "frameId": self.frame_id}
+            if header.get("toolsChanged") is True:
+                result["toolsChanged"] = True
+            self._settle(call_id, result, None)
             return
         error: dict[str, Any] = header["error"] if isinstance(header.get("error"), dict) else {}
         code = error.get("code")

@@ -4,7 +4,9 @@ Browsers connect to ``/browser`` (with ``Origin: chrome-extension://<our id>``, 
 at the door), clients to ``/client`` (with no ``Origin``: a web page always sends one), or live in the same
 process (:class:`~webmcp_nb.link.connection.LocalConnection`). Either kind is admitted only after proving it knows
 the pairing secret, and only after the relay proved it too (:mod:`webmcp_nb.link.auth`); until then a peer may
-send a few kilobytes, for a few seconds, and only a few peers may be at that stage at once. The relay mirrors
+send a few kilobytes, for a few seconds, and only a few peers may be at that stage at once; a peer of another
+local account is turned away before it takes one of those places (Linux: its socket's owner, from ``/proc``),
+so the limit meters this account's own peers only. The relay mirrors
 every browser's tabs so a client that connects later gets the whole state in its ``hello``, and forwards
 ``tab.*``/``tool.*`` requests to the browser a client names. A tool call goes straight to the frame's lane
 (:mod:`webmcp_nb.link.lanes`) when it has one, else through the browser's service worker.
@@ -37,7 +39,10 @@ from websockets.typing import Subprotocol
 from .._version import __version__
 from . import auth
 from ._sockets import send_soon
+from .grant_asks import POLL_EVERY, AskRefused, GrantAsks
+from .grants import GrantStore
 from .lanes import LaneFailure, Lanes
+from .listeners import socket_owner
 from .protocol import (
     EXTENSION_ID,
     PAGE_SOURCES,
@@ -85,6 +90,8 @@ FORWARDED_METHODS = frozenset(
         Method.SKILL_INSTALL,
         Method.SKILL_UNINSTALL,
         Method.SKILL_UPDATE,
+        Method.BRIDGE_OPEN,
+        Method.BRIDGE_SEND,
     )
 )
 """Client requests the relay passes on to the browser named by ``params.browserId``."""
@@ -185,6 +192,13 @@ class _BrowserPeer:
         return self.tabs.pop(tab_id, None) is not None
 
 
+def _other_account(connection: ServerConnection) -> int | None:
+    """The uid of a peer that belongs to another local account, or ``None`` (this account's, or not known: then
+    it is metered with this account's peers)."""
+    uid = socket_owner(connection.remote_address[:2], connection.local_address[:2])
+    return uid if uid is not None and hasattr(os, "getuid") and uid != os.getuid() else None
+
+
 def _tool_key(tool: Any) -> ToolKey | None:
     if not isinstance(tool, dict):
         return None
@@ -266,7 +280,8 @@ class Relay:
     ``secret`` is the pairing secret, or a function returning the current one (the daemon re-reads its file
     for every peer, so a rotated secret takes effect at once). ``idle_timeout`` (seconds) makes it stop by
     itself once no client has been connected that long (daemon mode); ``None`` keeps it running until
-    :meth:`close`.
+    :meth:`close`. ``enforce_grants``: whether ``grants.check`` holds its browsers to the user's per-site grants
+    (``grants``, default the user's file): the daemon does, ``launch()``'s relay only when asked to.
     """
 
     def __init__(
@@ -278,6 +293,8 @@ class Relay:
         extension_id: str = EXTENSION_ID,
         idle_timeout: float | None = None,
         session_idle_timeout: float = SESSION_IDLE_EXIT,
+        grants: GrantStore | None = None,
+        enforce_grants: bool = False,
     ) -> None:
         self._secret: Callable[[], str] = secret if callable(secret) else (lambda: secret)
         self.host = host
@@ -290,6 +307,8 @@ class Relay:
         the door, 1008 for a peer that failed authentication or whose first message was not a valid hello."""
         self.auth_failures: Counter[str] = Counter()
         """Peers that did not prove the secret, by role (``browser``, ``client``)."""
+        self.other_accounts: Counter[int] = Counter()
+        """Peers of other local accounts turned away at the door, by uid."""
         self.browser_connections = 0
         """How many browser connections were admitted (a reconnecting worker adds one)."""
         self._browsers: dict[str, _BrowserPeer] = {}
@@ -301,12 +320,22 @@ class Relay:
         self._cancellers: dict[tuple[RelayClient, int], Callable[[], None]] = {}
         """How to cancel each tool call in flight, by (client, the client's request id)."""
         self._sessions: dict[str, _Session] = {}
+        self._bridges: dict[str, tuple[RelayClient, str, Any]] = {}
+        """Chat-site bridges by id: the client that opened each, its browser and tab (it alone hears the bridge)."""
         self._activity_push: asyncio.TimerHandle | None = None
         self._ids = itertools.count(1)
         self._server: Server | None = None
         self._last_client = time.monotonic()
         self._last_left_with_session = False
         self._idle_task: asyncio.Task[None] | None = None
+        self.grant_asks = GrantAsks(
+            grants if grants is not None else GrantStore(),
+            enforce=enforce_grants,
+            emit=self._grant_event,
+            push=self._grants_updated,
+        )
+        """Per-site grants: checks, the asks waiting for the user, their answers."""
+        self._grants_task: asyncio.Task[None] | None = None
 
     @property
     def secret(self) -> str:
@@ -331,11 +360,14 @@ class Relay:
         self.port = self._server.sockets[0].getsockname()[1]
         if self.idle_timeout is not None:
             self._idle_task = asyncio.create_task(self._exit_when_idle())
+        self._grants_task = asyncio.create_task(self._watch_grants())
         return self
 
     async def close(self) -> None:
         if self._idle_task:
             self._idle_task.cancel()
+        if self._grants_task:
+            self._grants_task.cancel()
         if self._server:
             self._server.close()
             await self._server.wait_closed()
@@ -358,6 +390,15 @@ class Relay:
                 self._server.close()
                 return
 
+    async def _watch_grants(self) -> None:
+        """Changes to the grant file made elsewhere (``webmcp-nb grants``, ``wm.grants``) reach the views within a
+        second; every check reads the file anyway."""
+        self.grant_asks.refresh()
+        while True:
+            await asyncio.sleep(POLL_EVERY)
+            if self._clients or self._browsers:
+                self.grant_asks.refresh()
+
     @property
     def browsers(self) -> list[dict[str, Any]]:
         """Every connected browser's state, as sent in ``hello``."""
@@ -372,6 +413,7 @@ class Relay:
             "clients": len(self._clients),
             "browsers": self.browsers,
             "authFailures": dict(self.auth_failures),
+            "otherAccounts": {str(uid): count for uid, count in self.other_accounts.items()},
             "refused": len(self.refused),
             "sessions": self.sessions,
         }
@@ -386,6 +428,10 @@ class Relay:
     async def _admit(self, connection: ServerConnection, request: Request) -> Response | None:
         path = urlsplit(request.path).path
         origin = request.headers.get("Origin")
+        if (uid := _other_account(connection)) is not None:  # before it can take an authentication place
+            self.other_accounts[uid] += 1
+            log.warning("turned away a peer of another account (uid %d) on %s", uid, path)
+            return self._refuse(connection, path, 403, "this relay serves its own account only\n")
         if path == "/lane":  # a content script, with the page's Origin: admitted by the key it proves
             offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
             if await self.lanes.admit(connection, offered):
@@ -482,12 +528,14 @@ class Relay:
         self._broadcast(Method.BROWSER_ADDED, {"browser": peer.state()})
         send_soon(connection, notification(Method.RELAY_CLIENTS, {"count": len(self._clients)}))
         send_soon(connection, notification(Method.SESSIONS_UPDATED, {"sessions": self.sessions}))
+        send_soon(connection, notification(Method.GRANTS_UPDATED, self.grant_asks.state()))
         try:
             async for raw in connection:
                 self._on_browser_message(peer, raw)
         except ConnectionClosed:
             pass
         finally:
+            self.grant_asks.withdraw(peer)
             if self._browsers.get(info.id) is peer:
                 del self._browsers[info.id]
                 self._fail_pending(info.id, "the browser disconnected")
@@ -500,7 +548,9 @@ class Relay:
         except ValueError as exc:
             log.warning("bad message from browser %s: %s", peer.info.id, exc)
             return
-        if msg.is_reply:
+        if msg.is_request and msg.method in _GRANT_METHODS:  # the side panel's chat and cards
+            self._grant_request(peer, msg.id, msg.method, msg.params, peer.info.id, _BrowserReplies(peer))
+        elif msg.is_reply:
             assert msg.id is not None
             pending = self._pending.get(msg.id)
             if pending is None or pending.browser_id != peer.info.id:
@@ -549,6 +599,12 @@ class Relay:
                 self._unbind_where(lambda s: s.browser_id == peer.info.id and s.tab_id == tab_id)
         elif msg.method == Method.SESSION_CLOSE.value:  # the user closed it in a side panel
             self._close_session(msg.params.get("sessionId"))
+        elif msg.method == Method.BRIDGE_EVENT.value:
+            bridge = self._bridges.get(msg.params.get("bridgeId"))  # type: ignore[arg-type]
+            if bridge is not None and bridge[1] == peer.info.id and isinstance(msg.params.get("message"), dict):
+                owner, _, tab_id = bridge
+                params = {"browserId": peer.info.id, "tabId": tab_id, **msg.params}
+                owner.deliver(Frame({"method": Method.BRIDGE_EVENT.value, "params": params}))
 
     def _fail_pending(self, browser_id: str, why: str) -> None:
         for rid, pending in list(self._pending.items()):
@@ -569,6 +625,7 @@ class Relay:
             "relayVersion": __version__,
             "browsers": self.browsers,
             "sessions": self.sessions,
+            "grants": self.grant_asks.state(),
         }
         client.deliver(Frame({"method": Method.HELLO.value, "params": hello}))
 
@@ -581,6 +638,13 @@ class Relay:
                 del self._pending[rid]
         for key in [key for key in self._cancellers if key[0] is client]:
             self._cancellers.pop(key)()  # the page need not finish what nobody waits for
+        self.grant_asks.withdraw(client)
+        for bridge_id, (owner, browser_id, tab_id) in list(self._bridges.items()):
+            if owner is client:  # nobody runs its calls any more: the page side takes its bar away
+                del self._bridges[bridge_id]
+                if (peer := self._browsers.get(browser_id)) is not None:
+                    close = {"tabId": tab_id, "bridgeId": bridge_id, "message": {"type": "close"}}
+                    send_soon(peer.connection, notification(Method.BRIDGE_SEND, close))
         owned = [sid for sid, session in self._sessions.items() if session.owner is client]
         self._last_left_with_session = bool(owned)
         for sid in owned:
@@ -636,6 +700,9 @@ class Relay:
         if method == Method.RELAY_STATUS.value:
             client.deliver(Frame({"id": client_id, "result": self.status()}))
             return
+        if method in _GRANT_METHODS:
+            self._grant_request(client, client_id, method, params, params.get("browserId"), client)
+            return
         if method in _SESSION_METHODS:
             try:
                 result = _SESSION_METHODS[method](self, client, params)
@@ -654,6 +721,12 @@ class Relay:
             return
         if (session := self._session_of(client)) is not None:
             self._note_activity(session, method)
+        if method == Method.BRIDGE_OPEN.value:
+            bridge_id, owner = params.get("bridgeId"), self._bridges.get(params.get("bridgeId"))  # type: ignore[arg-type]
+            if not isinstance(bridge_id, str) or not 0 < len(bridge_id) <= 64 or (owner and owner[0] is not client):
+                client.deliver(_error_frame(client_id, ErrorCode.BAD_REQUEST, "bridge.open needs a new bridgeId"))
+                return
+            self._bridges[bridge_id] = (client, peer.info.id, params.get("tabId"))
         if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
             return
         rid = next(self._ids)
@@ -694,6 +767,58 @@ class Relay:
             return False
         self._cancellers[(client, client_id)] = lambda: lane.cancel(call_id)
         return True
+
+    # ----- per-site grants -----
+
+    def _grant_request(
+        self, requester: object, request_id: Any, method: Any, params: dict[str, Any], browser_id: Any, to: RelayClient
+    ) -> None:
+        """A ``grants.*`` request from a client or a browser (``browser_id``: the browser it concerns)."""
+        asks, from_browser = self.grant_asks, isinstance(requester, _BrowserPeer)
+        by = "sidepanel" if from_browser else str(params.get("by") or "panel")[:40]
+
+        def answer(result: dict[str, Any] | None, error: tuple[ErrorCode, str] | None) -> None:
+            self._cancellers.pop((to, request_id), None)
+            to.deliver(_error_frame(request_id, *error) if error else Frame({"id": request_id, "result": result}))
+
+        if method == Method.GRANTS_CHECK.value:
+            if not from_browser:  # a client may give up on it (request.cancel)
+                self._cancellers[(to, request_id)] = lambda: asks.withdraw(requester, request_id)
+            browser = browser_id if isinstance(browser_id, str) else None
+            asks.check(
+                params, browser_id=browser, url_of_tab=self._url_of_tab, requester=requester, request_id=request_id,
+                reply=answer,
+            )  # fmt: skip
+            return
+        try:
+            if method == Method.GRANTS_LIST.value:
+                answer(asks.state(), None)
+            elif method == Method.GRANTS_ANSWER.value:
+                answer(asks.answer(params, by=by), None)
+            else:
+                answer(asks.revoke(params, by=by), None)
+        except AskRefused as exc:
+            answer(None, (exc.code, exc.message))
+
+    def _url_of_tab(self, browser_id: str | None, tab_id: Any) -> str | None:
+        peer = self._browsers.get(browser_id) if browser_id is not None else None
+        tab = peer.tabs.get(tab_id) if peer is not None and _is_int(tab_id) else None
+        return str(tab.get("url", "")) if tab is not None else None
+
+    def _grant_event(self, browser_id: str | None, event: dict[str, Any]) -> None:
+        """An ask, answer, refusal or change: to every client, and to the browser it concerns (all of them for a
+        change), whose side panels show it."""
+        self._broadcast(Method.GRANT_EVENT, {"browserId": browser_id, "event": event})
+        text = notification(Method.GRANT_EVENT, {"event": event})
+        for peer in self._browsers.values():
+            if browser_id is None or peer.info.id == browser_id:
+                send_soon(peer.connection, text)
+
+    def _grants_updated(self, state: dict[str, Any]) -> None:
+        self._broadcast(Method.GRANTS_UPDATED, state)
+        text = notification(Method.GRANTS_UPDATED, state)
+        for peer in self._browsers.values():
+            send_soon(peer.connection, text)
 
     # ----- MCP sessions -----
 
@@ -831,6 +956,22 @@ def _note_opened(session: _Session, browser_id: str, result: Any, error: RemoteE
     tab_id = source.get("tabId") if isinstance(source, dict) else None
     if isinstance(tab_id, int) and not isinstance(tab_id, bool):
         session.opened.add((browser_id, tab_id))
+
+
+_GRANT_METHODS = frozenset(
+    m.value for m in (Method.GRANTS_CHECK, Method.GRANTS_LIST, Method.GRANTS_ANSWER, Method.GRANTS_REVOKE)
+)
+"""Grant requests, answered by the relay itself, from clients and from browsers (their side panels)."""
+
+
+class _BrowserReplies:
+    """Where the relay's replies to a browser's own requests go: its socket."""
+
+    def __init__(self, peer: _BrowserPeer) -> None:
+        self.peer = peer
+
+    def deliver(self, frame: Frame) -> None:
+        send_soon(self.peer.connection, frame.text)
 
 
 def _select_subprotocol(connection: ServerConnection, subprotocols: Sequence[Subprotocol]) -> Subprotocol | None:

@@ -9,6 +9,11 @@ changes are followed in either era; ``server.tools`` is always the server's curr
 A tool's result is the server's text (its text content blocks, joined); ``isError`` raises ``ToolError`` with the
 server's message, as a page tool's failure does. What the server says is untrusted: its tools carry
 ``untrustedContentHint`` as the library sees them, so an agent marks their results as untrusted data.
+
+A server is bounded as a page is: every request has a time limit (``ToolTimeoutError``), a result over
+``max_result_chars`` is refused (``ResultTooLargeError``; a stdio server's oversized message is refused before it
+is read whole, by :mod:`webmcp_nb.mcp.stdio_bound`), and its tool list keeps what the extension's mirror keeps of
+a frame (descriptions cut, oversized schemas replaced, tools past the count left out, with a warning).
 """
 
 from __future__ import annotations
@@ -16,8 +21,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import io
+import json
 import re
 import shlex
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,23 +34,41 @@ from typing import Any, TextIO
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
 from ..browser.schema import check_arguments, has_pattern, signature_from_schema
-from ..browser.tools import risk_label
-from ..core._loop import blocking, on_loop
+from ..browser.tools import ToolsOmittedWarning, risk_label
+from ..core._loop import blocking, on_loop, warn
 from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
-from ..core.errors import NotConnectedError, ToolError, ToolNotFoundError, ToolTimeoutError, WebMCPError
+from ..core.errors import (
+    NotConnectedError,
+    ResultTooLargeError,
+    ToolError,
+    ToolNotFoundError,
+    ToolTimeoutError,
+    WebMCPError,
+)
 from ..core.events import Event, EventStream
-from ..link.home import home
+from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
+from .stdio_bound import TOO_LARGE
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
 
 CALL_TIMEOUT = 60.0
 """Seconds a tool call may take by default."""
+REQUEST_TIMEOUT = 30.0
+"""Seconds any other request (a tool listing) may take by default."""
+MAX_RESULT_CHARS = 4_000_000
+"""Characters of a tool's result by default: a longer one is refused, as a page's is (``wm.launch``)."""
+MAX_TOOLS = 50_000
+MAX_DESCRIPTION_CHARS = 8_000
+MAX_SCHEMA_CHARS = 200_000
+"""What is kept of a server's tool list: the bounds the extension's mirror keeps of a frame's (``mirror.js``)."""
+_STDIO_BOUND = Path(__file__).with_name("stdio_bound.py")
 _HINTS = {
     "read_only_hint": "readOnlyHint",
     "destructive_hint": "destructiveHint",
@@ -137,7 +163,7 @@ class MCPTool:
     __call__ = call
 
     def __repr__(self) -> str:
-        return f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>"
+        return visible(f"<MCPTool {self.qualified_name}{self.__signature__} [{risk_label(self.risk)}]>")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         body = (
@@ -164,7 +190,7 @@ class MCPToolMap(Mapping[str, MCPTool]):
         return len(self._server._tools)
 
     def __repr__(self) -> str:
-        return f"MCPToolMap({', '.join(self) or 'no tools'})"
+        return visible(f"MCPToolMap({', '.join(self) or 'no tools'})")
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         tools = dict(self)
@@ -176,14 +202,46 @@ class MCPToolMap(Mapping[str, MCPTool]):
         lines = [caption] + [
             f"  {t.name:<28} {risk_label(t.risk):<11} {clip(t.description, 70)}" for t in tools.values()
         ]
-        return {"text/plain": "\n".join(lines), "text/html": table(["name", "risk", "description"], rows, caption)}
+        return {
+            "text/plain": visible("\n".join(lines)),
+            "text/html": table(["name", "risk", "description"], rows, caption),
+        }
 
 
-def _log_file(name: str) -> TextIO:
-    folder = home() / "mcp"
-    folder.mkdir(parents=True, exist_ok=True)
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:64] or "server"
-    return open(folder / f"{safe}.log", "a", encoding="utf-8")
+_SCHEMA_TOO_LARGE = {"type": "object", "description": "The schema was too large to keep."}
+
+
+def _message_bound(max_result_chars: int) -> int:
+    """Bytes a stdio server's message may have: room for a result of ``max_result_chars`` characters escaped in
+    JSON, and for a long tool listing."""
+    return 2 * max_result_chars + (1 << 20)
+
+
+def _few(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _last_line(log: TextIO | None, path: Path) -> str:
+    """The last line a stdio server wrote to its stderr log (why it would not start, usually)."""
+    if log is None:
+        return ""
+    with contextlib.suppress(OSError, ValueError):
+        log.flush()
+        with open(path, "rb") as f:
+            f.seek(max(0, f.seek(0, 2) - 2000))
+            lines = f.read().decode("utf-8", "replace").strip().splitlines()
+            return visible(clip(lines[-1], 300)) if lines else ""
+    return ""
+
+
+def _log_path(name: str) -> Path:
+    """Where a stdio server's stderr goes: ``<home>/mcp/<name>.log``."""
+    return home() / "mcp" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:64] or 'server'}.log"
+
+
+def _log_file(path: Path) -> TextIO:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return io.TextIOWrapper(append_private(path), encoding="utf-8")
 
 
 def _name_from(target: str | Sequence[str]) -> str:
@@ -203,7 +261,14 @@ class MCPServer:
     """A connected MCP server (from :func:`connect`): ``tools``, ``call``/``acall``, ``close``."""
 
     def __init__(
-        self, target: str | Sequence[str], *, env: Mapping[str, str] | None, cwd: str | Path | None, name: str | None
+        self,
+        target: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None,
+        cwd: str | Path | None,
+        name: str | None,
+        request_timeout: float = REQUEST_TIMEOUT,
+        max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
         self.target = target
         self.name = re.sub(r"[^A-Za-z0-9_-]", "_", name or _name_from(target))
@@ -215,6 +280,12 @@ class MCPServer:
         self.client_info = types.Implementation(name=name or "webmcp-nb", version=__version__)
         """How this client introduces itself to the server (``clientInfo``): the ``name`` given to ``connect``, so a
         server that shows its clients (``webmcp-nb mcp``'s sessions) shows that."""
+        self.request_timeout = request_timeout
+        """Seconds a request other than a tool call (a listing) may take: ``ToolTimeoutError`` after that."""
+        self.max_result_chars = max_result_chars
+        """Characters a tool's result may have: a longer one raises ``ResultTooLargeError``."""
+        self.omitted = 0
+        """Tools of the server's last listing left out (past ``MAX_TOOLS``)."""
         self._env, self._cwd = env, cwd
         self._tools: dict[str, MCPTool] = {}
         self._client: Client | None = None
@@ -235,7 +306,7 @@ class MCPServer:
         except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
             holder.cancel()
             await self.aclose()
-            where = f" (its stderr is in {self._log.name})" if self._log is not None else ""
+            where = f" (its stderr is in {_log_path(self.name)})" if self._log is not None else ""
             raise NotConnectedError(
                 f"MCP server {self.name} did not complete the MCP handshake within {timeout:g} s{where}: check "
                 "that the command or URL runs an MCP server, or give connect() a longer timeout"
@@ -251,20 +322,22 @@ class MCPServer:
                 self._refresh_soon()
 
         target = self.target
+        bounds: dict[str, Any] = {"message_handler": on_message, "cache": None, "client_info": self.client_info}
+        bounds["read_timeout_seconds"] = self.request_timeout
+        limit = _message_bound(self.max_result_chars)
         if isinstance(target, str) and re.match(r"^https?://", target):
-            return Client(target, message_handler=on_message, cache=None, client_info=self.client_info)
+            return Client(streamable_http_client(target, max_sse_event_size=limit), **bounds)
         words = shlex.split(target) if isinstance(target, str) else [str(w) for w in target]
         if not words:
             raise ValueError("connect() needs a command or a URL")
-        params = StdioServerParameters(
-            command=words[0],
-            args=words[1:],
+        params = StdioServerParameters(  # through stdio_bound.py, which refuses a message past the bound unread
+            command=sys.executable,
+            args=["-I", "-S", str(_STDIO_BOUND), str(limit), "--", *words],
             env=dict(self._env) if self._env is not None else None,
             cwd=str(self._cwd) if self._cwd is not None else None,
         )
-        self._log = _log_file(self.name)
-        transport = stdio_client(params, errlog=self._log)
-        return Client(transport, message_handler=on_message, cache=None, client_info=self.client_info)
+        self._log = _log_file(_log_path(self.name))
+        return Client(stdio_client(params, errlog=self._log), **bounds)
 
     async def _hold(self, ready: asyncio.Future[None]) -> None:
         """Open the client, list its tools, follow list changes, and keep it open until :meth:`aclose`."""
@@ -287,7 +360,9 @@ class MCPServer:
             if not ready.done() and isinstance(exc, asyncio.CancelledError):
                 ready.cancel()  # _open gave up waiting: nobody reads it
             elif not ready.done():
-                ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}"))
+                said = _last_line(self._log, _log_path(self.name))
+                said = f" (its stderr ends: {said})" if said else ""
+                ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}{said}"))
             elif not isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -299,23 +374,73 @@ class MCPServer:
 
     def _refresh_soon(self) -> None:
         if self._refreshing is None or self._refreshing.done():
-            self._refreshing = asyncio.ensure_future(self._list())
+            self._refreshing = asyncio.ensure_future(self._list_quietly())
+
+    async def _list_quietly(self) -> None:
+        """A listing after a change notification: a failure is an event, since nobody awaits it."""
+        try:
+            await self._list()
+        except WebMCPError as exc:
+            self.events.emit("tools.failed", server=self.name, code=exc.code.value, error=exc.message)
 
     async def _list(self) -> None:
-        assert self._client is not None
+        client = self._client
+        if client is None:
+            raise NotConnectedError(f"MCP server {self.name} is closed")
         listed: list[types.Tool] = []
         cursor: str | None = None
         for _ in range(100):
-            page = await self._client.list_tools(cursor=cursor)
+            try:
+                page = await client.list_tools(cursor=cursor)
+            except MCPError as exc:
+                raise self._error("tools/list", exc) from None
             listed += page.tools
             cursor = page.next_cursor
-            if not cursor:
+            if not cursor or len(listed) > MAX_TOOLS:
                 break
         before = set(self._tools)
-        self._tools = {tool.name: MCPTool(self, tool) for tool in listed}
+        self._tools, notes = self._bounded(listed)
+        if notes:
+            warn(f"MCP server {self.name}: {'; '.join(notes)}", ToolsOmittedWarning)
         added, removed = sorted(set(self._tools) - before), sorted(before - set(self._tools))
         if added or removed:
             self.events.emit("tools.changed", server=self.name, added=added, removed=removed, count=len(self._tools))
+
+    def _bounded(self, listed: list[types.Tool]) -> tuple[dict[str, MCPTool], list[str]]:
+        """The tools as kept (see ``MAX_TOOLS`` and its neighbours) and what was cut or left out, in words."""
+        tools: dict[str, MCPTool] = {}
+        cut: list[str] = []
+        replaced: list[str] = []
+        for tool in listed[:MAX_TOOLS]:
+            if len(tool.description or "") > MAX_DESCRIPTION_CHARS:
+                tool = tool.model_copy(update={"description": (tool.description or "")[:MAX_DESCRIPTION_CHARS]})
+                cut.append(tool.name)
+            if len(json.dumps(tool.input_schema, default=str)) > MAX_SCHEMA_CHARS:
+                tool = tool.model_copy(update={"input_schema": dict(_SCHEMA_TOO_LARGE)})
+                replaced.append(tool.name)
+            tools[tool.name] = MCPTool(self, tool)
+        self.omitted = max(0, len(listed) - MAX_TOOLS)
+        notes = []
+        if cut:
+            notes.append(f"descriptions over {MAX_DESCRIPTION_CHARS:,} characters cut ({_few(cut)})")
+        if replaced:
+            notes.append(
+                f"schemas over {MAX_SCHEMA_CHARS:,} characters replaced by an open one ({_few(replaced)}): "
+                "their arguments are checked by the server alone"
+            )
+        if self.omitted:
+            notes.append(f"{self.omitted:,} tools past the first {MAX_TOOLS:,} left out")
+        return tools, notes
+
+    def _error(self, method: str, exc: MCPError, timeout: float | None = None) -> WebMCPError:
+        """The library's error for an SDK error: a time-out, a message refused for its size, or the server's."""
+        if exc.code == types.REQUEST_TIMEOUT:
+            seconds = self.request_timeout if timeout is None else timeout
+            return ToolTimeoutError(f"MCP server {self.name} did not answer {method} within {seconds:g} s")
+        if exc.code == TOO_LARGE:
+            data = exc.data if isinstance(exc.data, dict) else None
+            return ResultTooLargeError(f"MCP server {self.name}, {method}: {exc.message}", data=data)
+        return ToolError(f"{self.name}, {method}: {exc}")
 
     # ----- public -----
 
@@ -347,16 +472,22 @@ class MCPServer:
         started = time.perf_counter()
         try:
             result = await self._client.call_tool(name, arguments, read_timeout_seconds=timeout)
-        except TimeoutError:
-            error: WebMCPError = ToolTimeoutError(f"{self.name}.{name} did not answer within {timeout:g} s")
         except MCPError as exc:
-            error = ToolError(f"{self.name}.{name}: {exc}")
+            error = self._error(f"a call of {name}", exc, timeout)
         else:
             outcome = MCPResult(name, result, (time.perf_counter() - started) * 1000)
-            if not result.is_error:
+            size = len(json.dumps([outcome.content, result.structured_content], default=str))
+            if size > self.max_result_chars:
+                error = ResultTooLargeError(
+                    f"The result of {self.name}.{name} is {size:,} characters, over the {self.max_result_chars:,} "
+                    "limit (wm.mcp.connect(max_result_chars=...) raises it)",
+                    data={"size": size, "limit": self.max_result_chars},
+                )
+            elif not result.is_error:
                 self.events.emit("tool.returned", server=self.name, tool=name, text=outcome.text)
                 return outcome
-            error = ToolError(outcome.text or f"{self.name}.{name} reported an error", data=outcome.content)
+            else:
+                error = ToolError(outcome.text or f"{self.name}.{name} reported an error", data=outcome.content)
         duration = (time.perf_counter() - started) * 1000
         self.events.emit(
             "tool.failed", server=self.name, tool=name, code=error.code.value, error=error.message, duration_ms=duration
@@ -367,9 +498,8 @@ class MCPServer:
 
     @on_loop
     async def arefresh_tools(self) -> MCPToolMap:
-        """List the server's tools again now (they are followed as they change anyway)."""
-        if self._client is None:
-            raise NotConnectedError(f"MCP server {self.name} is closed")
+        """List the server's tools again now (they are followed as they change anyway); ``ToolTimeoutError``
+        when the server does not answer within ``request_timeout``."""
         await self._list()
         return self.tools
 
@@ -402,7 +532,7 @@ class MCPServer:
         who = self.server_info.name if self.server_info else self.name
         head = f"MCP server {self.name} ({who}, {'protocol ' + self.protocol_version if self.connected else 'closed'})"
         return {
-            "text/plain": f"{head}\n{tools['text/plain']}",
+            "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
 
@@ -487,11 +617,22 @@ async def aconnect(
     cwd: str | Path | None = None,
     name: str | None = None,
     timeout: float = 30.0,
+    request_timeout: float = REQUEST_TIMEOUT,
+    max_result_chars: int = MAX_RESULT_CHARS,
 ) -> MCPServer:
     """Connect to an MCP server: a command line (``"uvx mcp-server-time"``, or a list of words) run over stdio, or
     an ``http(s)://`` URL (Streamable HTTP). ``env`` is added to a small safe environment the SDK passes the
-    command (``PATH``, ``HOME``…); ``name`` (default: from the command or host) prefixes its tools in agents."""
-    server = MCPServer(command_or_url, env=env, cwd=cwd, name=name)
+    command (``PATH``, ``HOME``…); ``name`` (default: from the command or host) prefixes its tools in agents.
+    ``timeout``: seconds for the handshake and first listing; ``request_timeout``: for each later listing (a call
+    has its own ``timeout``); ``max_result_chars``: the longest result a call returns (``ResultTooLargeError``)."""
+    server = MCPServer(
+        command_or_url,
+        env=env,
+        cwd=cwd,
+        name=name,
+        request_timeout=request_timeout,
+        max_result_chars=max_result_chars,
+    )
     await server._open(timeout)
     return server
 

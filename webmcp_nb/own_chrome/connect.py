@@ -25,6 +25,7 @@ from ..core.errors import BrowserNotFoundError, Hint, NotConnectedError, PortInU
 from ..link.connection import Connection
 from ..link.home import home, read_secret, relay_port
 from ..link.protocol import Method
+from .daemon import DAEMON_IDLE_EXIT, start_daemon
 from .doctor import browser_name, no_browser_advice
 
 __all__ = [
@@ -38,27 +39,12 @@ __all__ = [
     "DAEMON_IDLE_EXIT",
 ]
 
-DAEMON_IDLE_EXIT = 600.0
-"""Seconds a daemon stays up with no client connected."""
 DAEMON_START_TIMEOUT = 20.0
 """Seconds a freshly started daemon has to answer (it imports the library first)."""
 EXIT_GRACE = 2.0
 """Seconds to go on trying after a daemon we started exited: another process's daemon may have won the port."""
 RESTART_INTERVAL = 10.0
 """At most one daemon restart per this many seconds when the relay disappears under a connected client."""
-
-
-def start_daemon(port: int, idle_exit: float = DAEMON_IDLE_EXIT) -> subprocess.Popen[bytes]:
-    """Start ``webmcp-nb relay`` detached from this process, logging to ``<home>/relay.log``."""
-    log = open(home() / "relay.log", "ab")  # noqa: SIM115 - handed to the child
-    with log:
-        return subprocess.Popen(
-            [sys.executable, "-m", "webmcp_nb", "relay", "--port", str(port), "--idle-exit", str(idle_exit)],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-        )
 
 
 def _restarter(port: int) -> Any:

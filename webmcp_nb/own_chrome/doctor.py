@@ -1,10 +1,11 @@
 """``webmcp-nb doctor`` / ``wm.doctor()``: what stands between this notebook and the user's Chrome, each
 failing line with the exact fix.
 
-It looks at the relay (running? who holds its port?), the pairing (secret, native-messaging host per browser,
-the extension's pairing records), where the extension is loaded (the browsers' Preferences), the connected
-browsers (versions, the "Allow User Scripts" toggle, which WebMCP each open tab uses) and the Chromium that
-``launch()`` would use. It never starts anything.
+It looks at the home (only this account may change it), the relay (running? who holds its port?), the pairing
+(secret, the native-messaging host's launcher and its manifest per browser, the extension's pairing records),
+where the extension is loaded (the browsers' Preferences), the connected browsers (versions, the "Allow User
+Scripts" toggle, which WebMCP each open tab uses) and the Chromium that ``launch()`` would use. It never starts
+anything but the launcher, asked as a stranger would be (it answers with an error and records nothing).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -22,9 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._version import __version__
 from ..core._loop import blocking, on_loop
 from ..core.display import escape, visible
-from ..link.home import SECRET_FILE, home, relay_port
+from ..link.home import SECRET_FILE, UnsafeHomeError, home, relay_port
 from ..link.identity import EXTENSION_ID
-from ..link.listeners import find_holder
+from ..link.listeners import account_name, find_holder
 
 if TYPE_CHECKING:
     from ..browser.browser import Browser
@@ -147,7 +149,7 @@ def browser_name(user_agent: str) -> str:
 def _check_versions(d: Diagnosis) -> None:
     from ..browser.chromium import find_chromium
 
-    d.add("webmcp-nb", "info", f"{__version__} on Python {sys.version.split()[0]}; home {home()}")
+    d.add("webmcp-nb", "info", f"{__version__} on Python {sys.version.split()[0]}")
     try:
         binary = find_chromium()
         out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout.strip()
@@ -216,7 +218,30 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             f"{failures['browser']} browser connection(s) did not prove the pairing secret",
             "if that was your Chrome, pair it again: `webmcp-nb pair`, then the extension's options page → Pair now",
         )
+    if others := _other_accounts(status):
+        d.add("relay: other accounts", "warn", f"turned away {others} before they could try the pairing secret")
     return status
+
+
+def _other_accounts(status: dict[str, Any] | None) -> str:
+    """The connections of other local accounts the relay turned away, in words (empty when none)."""
+    counts = (status or {}).get("otherAccounts") or {}
+    if not isinstance(counts, dict) or not counts:
+        return ""
+    who = ", ".join(f"{account_name(int(uid))} ({n})" for uid, n in counts.items() if str(uid).isdigit())
+    total = sum(n for n in counts.values() if isinstance(n, int))
+    return f"{total} connection(s) of other accounts on this machine: {who}"
+
+
+def _check_home(d: Diagnosis) -> bool:
+    """The home's line; ``False`` when another account could change it (every later check reads it)."""
+    try:
+        folder = home()
+    except UnsafeHomeError as exc:
+        d.add("home", "fail", exc.why, exc.fix)
+        return False
+    d.add("home", "ok", f"{folder} (only this account can change it)")
+    return True
 
 
 def _check_secret() -> Check:
@@ -236,23 +261,37 @@ def _check_secret() -> Check:
     return Check("pairing secret", "ok", f"{secret} (mode {mode:o})")
 
 
-def _check_pairing(d: Diagnosis) -> None:
+def _check_pairing(d: Diagnosis, user_data_dirs: list[str | Path] | None) -> None:
     from .native_host import pairings
-    from .pairing import browser_folders, launcher_path
+    from .pairing import BrowserFolder, browser_folders, launcher_path, launcher_problem
 
-    folders = [f for f in browser_folders() if f.exists]
+    if user_data_dirs is not None:
+        paths = [Path(f).expanduser() for f in user_data_dirs]
+        folders = [BrowserFolder(str(path), path) for path in paths]
+        again = "`webmcp-nb pair " + " ".join(f"--user-data-dir {shlex.quote(str(p))}" for p in paths) + "`"
+    else:
+        folders = [f for f in browser_folders() if f.exists]
+        again = "`webmcp-nb pair` (or, for a folder it does not find, `webmcp-nb pair --user-data-dir <folder>`)"
     if not folders:
         d.add(
             "native-messaging host",
             "warn",
             "no Chrome/Chromium user-data folder found in the usual places",
-            "start your browser once, then `webmcp-nb pair` (or `webmcp-nb pair --user-data-dir <folder>`)",
+            "start your browser once, then `webmcp-nb pair` (or `webmcp-nb pair --user-data-dir <folder>`); "
+            "`webmcp-nb doctor --user-data-dir <folder>` checks that folder",
         )
+    launcher = launcher_path()
+    if launcher.exists():
+        problem = launcher_problem()
+        if problem:
+            d.add("host launcher", "fail", f"{launcher} {problem}", f"run {again} again: it writes a new one")
+        else:
+            d.add("host launcher", "ok", f"{launcher} starts this account's pairing host")
     for folder in folders:
-        if folder.paired and launcher_path().exists():
+        if folder.paired and launcher.exists():
             d.add(f"host for {folder.name}", "ok", f"installed ({folder.manifest})")
         else:
-            d.add(f"host for {folder.name}", "fail", "not installed: the extension cannot pair", "run `webmcp-nb pair`")
+            d.add(f"host for {folder.name}", "fail", "not installed: the extension cannot pair", f"run {again}")
         for profile, entry in _profiles_with_extension(folder.path):
             _check_extension_entry(d, folder.name, profile, entry)
     records = pairings()
@@ -386,6 +425,8 @@ def no_browser_advice(port: int, status: dict[str, Any] | None, waited: float) -
     extra = (
         f" The relay refused {refused} browser connection(s) that did not prove the pairing secret." if refused else ""
     )
+    if others := _other_accounts(status):
+        extra += f" It turned away {others}."
     return (
         f"No browser joined within {waited:g} s: {what}.{extra} Next: {no_browser_fix(running)}. "
         "`webmcp-nb doctor` checks everything."
@@ -423,19 +464,25 @@ def _check_launched(d: Diagnosis, browser: Browser) -> None:
 
 
 @on_loop
-async def adoctor(port: int | None = None, *, browser: Browser | None = None) -> Diagnosis:
+async def adoctor(
+    port: int | None = None, *, browser: Browser | None = None, user_data_dirs: list[str | Path] | None = None
+) -> Diagnosis:
     """Check everything between this notebook and the user's Chrome (starts nothing, changes nothing).
-    ``browser``: also say how that browser is (for one ``launch()`` started: running, or how it ended)."""
+    ``browser``: also say how that browser is (for one ``launch()`` started: running, or how it ended).
+    ``user_data_dirs``: the browser folders to check the pairing of (default: every one found where browsers keep
+    them), as ``webmcp-nb pair --user-data-dir`` names them."""
     d = Diagnosis()
     port = relay_port(port)
     loop = asyncio.get_running_loop()
     await loop.run_in_executor(None, _check_versions, d)
     if browser is not None:
         _check_launched(d, browser)
+    if not _check_home(d):
+        return d
     secret = _check_secret()
     status = await _check_relay(d, port)
     d.checks.append(secret)
-    await loop.run_in_executor(None, _check_pairing, d)
+    await loop.run_in_executor(None, _check_pairing, d, user_data_dirs)
     _check_browsers(d, status)
     return d
 

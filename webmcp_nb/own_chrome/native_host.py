@@ -3,8 +3,10 @@
 ``webmcp-nb pair`` installs it (:mod:`webmcp_nb.own_chrome.pairing`). Chrome passes the caller's origin as the first
 argument and speaks length-prefixed JSON on stdin/stdout. For our extension only, it answers ``pair`` with the
 pairing secret (read from the 0600 file, created if missing), the relay's port and this home, and appends a
-record of the pairing (time, extension version, browser) that ``webmcp-nb doctor`` shows. It imports only the
-standard library and :mod:`webmcp_nb.link.home`, so it starts fast.
+record of the pairing (time, extension version, browser) that ``webmcp-nb doctor`` shows; and ``relay`` by
+starting the relay daemon on the port the extension dials when nothing listens there (the side panel's chat needs
+the relay: it keeps the user's site grants). It imports only the standard library, :mod:`webmcp_nb.link.home` and
+:mod:`webmcp_nb.own_chrome.daemon`, so it starts fast.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .._version import __version__
-from ..link.home import home, read_secret, relay_port
+from ..link.home import home, read_secret, relay_port, write_private
 from ..link.identity import EXTENSION_ORIGIN
+from .daemon import ensure_daemon
 
 __all__ = ["main", "PAIRINGS_FILE", "MAX_MESSAGE"]
 
@@ -63,14 +66,18 @@ def record_pairing(message: dict[str, Any]) -> None:
         "browser": _browser_of(os.getppid()),
     }
     lines = path.read_text().splitlines()[-(KEEP_RECORDS - 1) :] if path.exists() else []
-    path.write_text("\n".join([*lines, json.dumps(record)]) + "\n")
-    path.chmod(0o600)
+    write_private(path, "\n".join([*lines, json.dumps(record)]) + "\n")
 
 
 def answer(message: Any, origin: str) -> dict[str, Any]:
     """The reply to one message from ``origin``."""
     if origin.rstrip("/") != EXTENSION_ORIGIN:
         return {"error": f"this host serves the webmcp-nb extension only, not {origin!r}"}
+    if isinstance(message, dict) and message.get("type") == "relay":
+        port = message.get("port")
+        if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+            return {"error": "relay needs the port the extension dials"}
+        return {"started": ensure_daemon(port), "port": port}
     if not isinstance(message, dict) or message.get("type") != "pair":
         return {"error": "unknown request"}
     record_pairing(message)
@@ -85,7 +92,11 @@ def main(argv: list[str] | None = None) -> int:
     except (EOFError, ValueError) as exc:
         write_message(sys.stdout.buffer, {"error": str(exc)})
         return 1
-    write_message(sys.stdout.buffer, answer(message, origin))
+    try:
+        reply = answer(message, origin)
+    except OSError as exc:  # a home another account could change, an unsafe secret file: the extension says why
+        reply = {"error": f"webmcp-nb cannot pair: {exc}"}
+    write_message(sys.stdout.buffer, reply)
     return 0
 
 

@@ -10,19 +10,32 @@ folder given with ``--user-data-dir``.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shlex
+import struct
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..link.home import home
+from ..link.home import home, write_private
 from ..link.identity import EXTENSION_ORIGIN, HOST_NAME
 
-__all__ = ["BrowserFolder", "browser_folders", "install", "uninstall", "launcher_path", "manifest_path"]
+__all__ = [
+    "BrowserFolder",
+    "browser_folders",
+    "install",
+    "uninstall",
+    "launcher_path",
+    "launcher_problem",
+    "manifest_path",
+]
 
 LAUNCHER = "native-host"
+PROBE_ORIGIN = "webmcp-nb-doctor:"
+"""The origin ``launcher_problem`` runs the launcher with: not the extension's, so the host only refuses it."""
 
 # Where each browser keeps its user data, per platform: its NativeMessagingHosts folder lives there.
 _LINUX = {
@@ -92,14 +105,42 @@ def _write_launcher(port: int | None) -> Path:
         env["WEBMCP_NB_PORT"] = str(port)
     assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     path = launcher_path()
-    path.write_text(
+    script = (
         "#!/bin/sh\n"
         "# webmcp-nb's native-messaging host, written by `webmcp-nb pair`: Chrome runs it for the webmcp-nb\n"
         "# extension, which asks it for the pairing secret.\n"
         f'{assignments} exec {shlex.quote(sys.executable)} -m webmcp_nb.own_chrome.native_host "$@"\n'
     )
-    path.chmod(0o700)
+    write_private(path, script, 0o700)
     return path
+
+
+def launcher_problem(timeout: float = 20.0) -> str:
+    """What stops the installed launcher from starting this account's host, in words ("" when nothing does): it
+    is run as Chrome runs it, for a stranger's origin, which the host refuses without reading the secret or
+    recording anything. A launcher written by an older webmcp-nb may name a module or a Python that is gone."""
+    from .native_host import read_message
+
+    probe = json.dumps({"type": "probe"}).encode()
+    try:
+        done = subprocess.run(
+            [str(launcher_path()), PROBE_ORIGIN],
+            input=struct.pack("=I", len(probe)) + probe,
+            capture_output=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return f"did not answer within {timeout:g} s"
+    except OSError as exc:
+        return f"cannot be run ({exc.strerror})"
+    try:
+        reply = read_message(io.BytesIO(done.stdout))
+    except (EOFError, ValueError):
+        reply = None
+    if isinstance(reply, dict) and "error" in reply:
+        return ""
+    said = done.stderr.decode(errors="replace").strip().splitlines() or [f"exit status {done.returncode}"]
+    return f"does not start the pairing host: {said[-1][:300]}"
 
 
 def install(user_data_dirs: list[Path] | None = None, *, port: int | None = None) -> list[Path]:

@@ -235,6 +235,8 @@ class Summary:
     pages: list[str]
     problems: list[tuple[Step | None, str]]
     """Each problem in words, with the tool call it happened at (``None``: not at a call)."""
+    verdict: tuple[str, str, list[str]] | None = None
+    """What someone concluded about the session (an eval): who, ``pass``/``fail``/``error``, and why."""
 
 
 def _usage(events: list[Event]) -> dict[str, int]:
@@ -270,10 +272,17 @@ def summarize(session: Session, entries: list[Entry] | None = None) -> Summary:
             problems.append((step, _step_problem(step)))
         problems += [(step, f"{step.tool}: the replay's result differs from the recording")] * len(step.diverged)
     on_their_own = {e.seq for e in entries if isinstance(e, Event) and e.kind == "replay.diverged"}
+    verdict = _verdict(events)
     for event in events:
+        if event.kind.startswith(VERDICT):
+            continue  # its reasons lead the list
         if event.kind in PROBLEMS - STEP_PROBLEMS or event.seq in on_their_own:
             problems.append((None, f"{event.kind}: {describe(event)}"))
     outcome, good, answer = _outcome(finished, tasks, len(steps), len(problems))
+    if verdict is not None:
+        by, status, why = verdict
+        problems[:0] = [(None, f"{by}: {reason}") for reason in why]
+        good = status == "pass"
     started = [e for e in events if e.kind == "agent.turn.started"]
     said = started[0].data if started else {"provider": header.provider, "model": header.model}
     named = [str(said[key]) for key in ("provider", "model") if said.get(key)]
@@ -305,7 +314,23 @@ def summarize(session: Session, entries: list[Entry] | None = None) -> Summary:
         tokens=_usage(events),
         pages=pages[:20],
         problems=problems,
+        verdict=verdict,
     )
+
+
+VERDICT = "verdict."
+"""The kinds of verdict events: ``verdict.pass``, ``verdict.fail``, ``verdict.error``."""
+
+
+def _verdict(events: list[Event]) -> tuple[str, str, list[str]] | None:
+    """The last verdict recorded (who reached it, its status, its reasons), if any."""
+    found = [e for e in events if e.kind.startswith(VERDICT)]
+    if not found:
+        return None
+    data = found[-1].data
+    reasons = data.get("reasons")
+    listed = [str(r) for r in reasons] if isinstance(reasons, list) else []
+    return str(data.get("by") or "eval"), found[-1].kind[len(VERDICT) :], listed
 
 
 def _step_problem(step: Step) -> str:
@@ -402,10 +427,18 @@ class _Page:
             product = re.search(r"(HeadlessChrome|Chrome|Chromium|Edg|Firefox)/[\d.]+", header.browser)
             meta.append(product.group(0) if product else clip(header.browser, 60))
         tone = {True: "ok", False: "bad", None: "neutral"}[s.good]
-        parts = [
-            f"<h1>{escape(s.title)}</h1><div class='wm-meta'>{escape(' · '.join(meta))}</div>",
-            f"<div class='wm-outcome {tone}'>{escape(s.outcome)}</div>",
-        ]
+        parts = [f"<h1>{escape(s.title)}</h1><div class='wm-meta'>{escape(' · '.join(meta))}</div>"]
+        if s.verdict is not None:
+            by, status, why = s.verdict
+            words = {"pass": "passed", "fail": "failed", "error": "ended in an error"}.get(status, status)
+            reasons = "".join(f"<div>✖ {escape(clip(reason, 2000))}</div>" for reason in why)
+            parts.append(
+                f"<div class='wm-outcome {tone}'>{escape(by.capitalize())}: {escape(words)}</div>"
+                + (f"<div class='wm-problems'><b>Why</b>{reasons}</div>" if why else "")
+                + f"<div class='wm-t'>The agent's own outcome: {escape(s.outcome)}</div>"
+            )
+        else:
+            parts.append(f"<div class='wm-outcome {tone}'>{escape(s.outcome)}</div>")
         if s.answer:
             parts.append(f"<div class='wm-answer'>{escape(clip(s.answer, 4000))}</div>")
         facts: list[tuple[str, str]] = []
@@ -431,12 +464,13 @@ class _Page:
         if s.pages:
             facts.append(("Pages", "<br>".join(f"<code>{escape(clip(url, 200))}</code>" for url in s.pages)))
         parts.append("<div class='wm-facts'>" + "".join(f"<div>{k}</div><div>{v}</div>" for k, v in facts) + "</div>")
-        if s.problems:
+        others = s.problems[len(s.verdict[2]) :] if s.verdict is not None else s.problems  # the verdict's: above
+        if others:
             rows = "".join(
                 f"<div>✖ {self.link(step, _label(step)) + ' · ' if step else ''}{escape(clip(text, 400))}</div>"
-                for step, text in s.problems[:30]
+                for step, text in others[:30]
             )
-            more = f"<div>… and {len(s.problems) - 30} more</div>" if len(s.problems) > 30 else ""
+            more = f"<div>… and {len(others) - 30} more</div>" if len(others) > 30 else ""
             parts.append(f"<div class='wm-problems'><b>Where it went wrong</b>{rows}{more}</div>")
         parts.append(self.bar(s))
         parts.append(self.glance([e for e in entries if isinstance(e, Step)]))
@@ -682,9 +716,10 @@ class Report:
     def __repr__(self) -> str:
         s = self.summary
         problems = len(s.problems)
+        verdict = f"{s.verdict[0]}: {s.verdict[1]}; " if s.verdict is not None else ""
         return (
-            f"<Report {s.title!r}: {s.outcome}; {s.calls} tool calls, {problems} problem{'' if problems == 1 else 's'}"
-            " — .save(path) writes it, .html is the file>"
+            f"<Report {s.title!r}: {verdict}{s.outcome}; {s.calls} tool calls, "
+            f"{problems} problem{'' if problems == 1 else 's'} — .save(path) writes it, .html is the file>"
         )
 
     def _repr_html_(self) -> str:

@@ -194,6 +194,20 @@ class Session:
         if self._browser is not None:
             self._browser.events.emit("note", text=text)
 
+    def append(self, kind: str, **data: Any) -> Event:
+        """Add an event of one's own to the session, recording or closed: what someone concluded about it (an
+        eval's ``verdict.pass|fail|error``, shown at the top of its report). Secrets it knows of are redacted."""
+        if self.recording and self._browser is not None:
+            return self._browser.events.emit(kind, **data)  # in order with everything else it records
+        event = Event(seq=(self.events[-1].seq if self.events else 0) + 1, ts=time.time(), kind=kind, data=data)
+        self.events.append(event)
+        line = json.dumps(event.model_dump(), ensure_ascii=False, default=str)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        with open(self.path, "a", encoding="utf-8") as file:
+            file.write(line + "\n")
+        return event
+
     def close(self) -> None:
         """Stop recording (the file stays)."""
         if self._unsubscribe is not None:

@@ -5,6 +5,10 @@ stands in for the model, so no API key is needed) while the tool calls run again
 ``replay_calls`` repeats the recorded tool calls in order. Each result is compared with the recording;
 ``ignore`` drops volatile fields (dotted paths, ``*`` matches one level) and ``tolerance`` accepts numbers
 that differ by at most that much.
+
+Tool overrides the session recorded (``override.set``/``override.cleared``) are applied to the tab again where
+they happened (before the turn or the call that followed them), so the replay shows the model what the recording
+showed it; the tab's own overrides are put back afterwards.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ..core._loop import blocking, on_loop
 from ..core.display import clip, json_or_text, table, visible
@@ -22,6 +27,7 @@ from ..recording.session import Session
 
 if TYPE_CHECKING:
     from ..browser.tab import Tab
+    from ..mcp.client import MCPServer
 
 __all__ = ["Divergence", "ReplayReport", "replay_agent", "replay_calls", "areplay_agent", "areplay_calls", "compare"]
 
@@ -102,24 +108,66 @@ def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), toleran
     return "\n".join(difflib.unified_diff(a, b, "recorded", "replayed", lineterm="", n=1))
 
 
-def recorded_steps(session: Session, *, mcp: bool = True) -> list[tuple[str, Any, Any, str | None]]:
-    """(tool, arguments, result or None, error code or None) for each recorded tool call, in order; ``mcp=False``
-    leaves out the calls an agent made to MCP servers' tools (those name their ``server``)."""
-    steps: list[tuple[str, Any, Any, str | None]] = []
-    open_calls: dict[tuple[int | None, str], list[Any]] = {}
+class RecordedStep(NamedTuple):
+    """One recorded tool call: the tool, its arguments, its result (or its error code), and the MCP server that
+    ran it (``None`` for a page tool)."""
+
+    tool: str
+    arguments: Any
+    result: Any
+    error: str | None
+    server: str | None = None
+
+
+def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> list[RecordedStep]:
+    """Each recorded tool call, in order. ``mcp``: keep the calls made to MCP servers' tools (those name their
+    ``server``) — all of them (``True``), none (``False``) or those of the servers named."""
+    steps: list[RecordedStep] = []
+    open_calls: dict[tuple[int | None, str, Any], list[Any]] = {}
     for event in session.events:
-        if not mcp and "server" in event.data:
+        server = event.data.get("server")
+        if server is not None and (mcp is False or (mcp is not True and server not in mcp)):
             continue
-        key = (event.tab_id, str(event.data.get("tool")))
+        key = (event.tab_id, str(event.data.get("tool")), server)
         if event.kind == "tool.called":
             open_calls.setdefault(key, []).append(event.data.get("arguments"))
         elif event.kind in ("tool.returned", "tool.failed") and open_calls.get(key):
             arguments = open_calls[key].pop(0)
+            where = str(server) if server is not None else None
             if event.kind == "tool.returned":
-                steps.append((key[1], arguments, json_or_text(event.data.get("text")), None))
+                steps.append(RecordedStep(key[1], arguments, json_or_text(event.data.get("text")), None, where))
             else:
-                steps.append((key[1], arguments, None, event.data.get("code")))
+                steps.append(RecordedStep(key[1], arguments, None, event.data.get("code"), where))
     return steps
+
+
+class _Overrides:
+    """The recording's tool overrides, applied to the replay's tab in the order they were made, up to a point of
+    the recording; the tab's own overrides come back at the end."""
+
+    def __init__(self, session: Session, tab: Tab) -> None:
+        self.tab = tab
+        self.pending = [e for e in session.events if e.kind in ("override.set", "override.cleared")]
+        self.before = dict(tab.tools.overrides)
+        self.applied = False
+
+    def until(self, seq: float) -> None:
+        """Apply what the recording did before its event ``seq``."""
+        while self.pending and self.pending[0].seq < seq:
+            event = self.pending.pop(0)
+            data = event.data
+            self.applied = True
+            if event.kind == "override.set" and isinstance(data.get("fields"), dict):
+                self.tab.tools.override(str(data.get("tool")), **data["fields"], missing_ok=True)
+            elif event.kind == "override.cleared" and isinstance(data.get("tools"), list):
+                self.tab.tools.clear_overrides(*map(str, data["tools"]))
+
+    def restore(self) -> None:
+        if not self.applied:
+            return
+        self.tab.tools.clear_overrides()
+        for name, found in self.before.items():
+            self.tab.tools.override(name, **found.fields, missing_ok=True)
 
 
 def _progress(total: int, show: bool) -> Any:
@@ -135,7 +183,7 @@ class _Checker:
 
     def __init__(
         self,
-        recorded: list[tuple[str, Any, Any, str | None]],
+        recorded: list[RecordedStep],
         ignore: tuple[str, ...],
         tolerance: float,
         progress: Any,
@@ -164,7 +212,7 @@ class _Checker:
             diff = "the replay made a call the recording does not have"
             self._diverged(Divergence(index + 1, tool, arguments, None, actual, diff))
             return
-        r_tool, _, r_result, r_error = self.recorded[index]
+        r_tool, _, r_result, r_error, _ = self.recorded[index]
         expected = {"tool": r_tool, "result": r_result, "error": r_error}
         got = {"tool": tool, "result": actual, "error": error}
         found = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
@@ -174,7 +222,7 @@ class _Checker:
     def finish(self) -> ReplayReport:
         missing = len(self.recorded) - self.report.steps
         if missing > 0:
-            tool, arguments, result, _ = self.recorded[self.report.steps]
+            tool, arguments, result, _, _ = self.recorded[self.report.steps]
             diff = f"the replay stopped {missing} call(s) short of the recording"
             self._diverged(Divergence(self.report.steps + 1, tool, arguments, result, None, diff))
         self.progress.close()
@@ -183,21 +231,38 @@ class _Checker:
 
 @on_loop
 async def areplay_calls(
-    session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
+    session: Session,
+    tab: Tab,
+    *,
+    ignore: tuple[str, ...] = (),
+    tolerance: float = 0.0,
+    progress: bool = True,
+    servers: Sequence[MCPServer] = (),
 ) -> ReplayReport:
-    """Repeat the recorded tool calls on ``tab`` in order and compare each result."""
-    recorded = recorded_steps(session, mcp=False)
+    """Repeat the recorded tool calls on ``tab`` in order and compare each result. Calls recorded from an MCP
+    server (an agent's, or a chat bridge's) run again on the server of that name in ``servers``; those of
+    servers not given are left out."""
+    by_name = {server.name: server for server in servers}
+    recorded = recorded_steps(session, mcp=set(by_name))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
+    overrides = _Overrides(session, tab)
+    first = next(iter(session.filter("tool.called")), None)
     try:
-        for tool, arguments, _, _ in recorded:
+        overrides.until(first.seq if first is not None else float("inf"))
+        for tool, arguments, _, _, server in recorded:
             try:
-                result = await tab.acall(tool, arguments or {})
-                checker.check(tool, arguments, result.value, None)
+                if server is not None:
+                    done = await by_name[server].acall(tool.removeprefix(f"{server}."), arguments or {})
+                    checker.check(tool, arguments, json_or_text(done.text), None)
+                else:
+                    result = await tab.acall(tool, arguments or {})
+                    checker.check(tool, arguments, result.value, None)
             except WebMCPError as exc:
                 checker.check(tool, arguments, None, exc.code.value)
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
+        overrides.restore()
         replay.close()
     report.session = replay
     return report
@@ -221,7 +286,6 @@ async def areplay_agent(
         )
         for e in session.filter("model.response")
     ]
-    tasks = [e.data["task"] for e in session.filter("agent.turn.started")]
     decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     recorded = recorded_steps(session)
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
@@ -243,6 +307,7 @@ async def areplay_agent(
             arguments.append(event.data.get("arguments"))
 
     arguments: list[Any] = []
+    overrides = _Overrides(session, tab)
     unsubscribe = tab.browser.events.subscribe(listen)
     server = ScriptedServer(replies)
     try:
@@ -262,10 +327,12 @@ async def areplay_agent(
             turn_timeout=600,
             mcp_servers=stand_ins,
         )
-        for task in tasks:
-            await agent.arun(task)
+        for turn in session.filter("agent.turn.started"):
+            overrides.until(turn.seq)
+            await agent.arun(turn.data["task"])
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
+        overrides.restore()
         unsubscribe()
         server.close()
         replay.close()

@@ -1,5 +1,5 @@
 """What a notebook shows of a browser: the ipywidgets panel (``panel()``: status, inspector and its form, chat,
-skills, log, confirmation cards, MCP sessions) and the ``%%webmcp_skill`` cell magic.
+skills, log, confirmation and asking cards, MCP sessions, sites) and the ``%%webmcp_skill`` cell magic.
 
 Uses: core, link, browser, agent.
 """

@@ -1,7 +1,7 @@
 """The notebook panel: status and tab picker, tools inspector (schema form, Call, result), chat, skills, the
-live operation log and confirmation cards — all fed by the browser's event stream, the same stream the
-extension's side panel renders. Updates arrive from the library's loop thread; no cell ever waits for a click.
-Every button has a programmatic twin: ``panel.tools.call_button.click()``.
+live operation log, confirmation and asking cards, the sites granted — all fed by the browser's event stream, the
+same stream the extension's side panel renders. Updates arrive from the library's loop thread; no cell ever waits
+for a click. Every button has a programmatic twin: ``panel.tools.call_button.click()``.
 
 Widths follow the output area (JupyterLab and Notebook 7, wide or narrow): widgets stretch (``width: auto``)
 instead of taking 100 % plus ipywidgets' margins, and rows wrap. Every empty state says what to do next."""
@@ -25,6 +25,7 @@ from ..core.describe import line as plain_line
 from ..core.display import clip, escape, visible
 from ..core.events import Event, EventStream, acting_as
 from .form import SchemaForm
+from .grants import GrantCard, SitesView
 from .sessions import SessionsView
 
 if TYPE_CHECKING:
@@ -45,6 +46,20 @@ LINE = W.Layout(width="auto", min_width="0", margin="0")
 """Every log line's layout (shared: one model, not one per line)."""
 KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}
 RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
+
+
+REFRESHING = {
+    "tools.changed", "navigation", "skill.injected", "skill.failed", "skills.changed", "override.set",
+    "override.cleared",
+}  # fmt: skip
+"""Events after which the panel shows the tab's tools again."""
+
+
+def _marks(tool: Tool) -> list[str]:
+    """What the tools list says beside a tool's name: its source, its risk, a frame whose origin is not the page's
+    own, and whether it is overridden here."""
+    marks = [tool.source, tool.risk_label] + ([f"a frame of {tool.origin}"] if tool.cross_origin else [])
+    return marks + (["overridden"] if tool.override is not None else [])
 
 
 def _risk_html(risk: str | None) -> str:
@@ -81,7 +96,7 @@ def _submit(coro: Any, done: Callable[[Any, BaseException | None], None]) -> Non
 
 
 class StatusBar(W.HBox):
-    """Relay and browser state, and the tab picker."""
+    """Relay and browser state as they are now (connected, disconnected, closed; the tabs), and the tab picker."""
 
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
@@ -93,24 +108,20 @@ class StatusBar(W.HBox):
 
     def refresh(self) -> None:
         browser = self.owner.browser
-        relay = f"relay 127.0.0.1:{browser.relay.port}" if browser.relay else "relay daemon"
-        state = "connected" if browser.connected else "disconnected"
-        color = "#1a7f37" if browser.connected else "#cf222e"
-        self.state.value = (
-            f'<span style="color:{color}">●</span> {escape(relay)} · browser {state} · {len(browser.tabs)} tabs'
-        )
-        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in browser.tabs]
+        tabs = [] if browser.closed else browser.tabs
+        if browser.closed:
+            text, color = "browser closed: wm.connect() or wm.launch() for another", "#57606a"
+        else:
+            relay = f"relay 127.0.0.1:{browser.relay.port}" if browser.relay else "relay daemon"
+            state = "connected" if browser.connected else "disconnected"
+            text, color = f"{relay} · browser {state} · {len(tabs)} tabs", "#1a7f37" if browser.connected else "#cf222e"
+        self.state.value = f'<span style="color:{color}">●</span> {escape(text)}'
+        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in tabs]
         if [o[1] for o in self.picker.options] != [o[1] for o in options] or self.picker.options != tuple(options):
             current = self.owner.tab.id if self.owner.tab else None
             self.picker.options = options
             if current in [o[1] for o in options]:
                 self.picker.value = current
-
-
-def _marks(tool: Tool) -> list[str]:
-    """A tool's marks in the list: its source, its risk, and a frame whose origin is not the page's own."""
-    marks = [tool.source, tool.risk_label]
-    return marks + ([f"a frame of {tool.origin}"] if tool.cross_origin else [])
 
 
 class ToolsInspector(W.VBox):
@@ -144,7 +155,7 @@ class ToolsInspector(W.VBox):
         )
 
     def refresh(self) -> None:
-        tab = self.owner.tab
+        tab = None if self.owner.browser.closed else self.owner.tab
         tools = list(tab.tools.values()) if tab else []
         options = [(visible(f"{t.name}  [{', '.join(_marks(t))}]"), t.name) for t in tools]
         if tuple(options) != self.list.options:
@@ -158,12 +169,16 @@ class ToolsInspector(W.VBox):
                 self._refreshing = False
             if target != self._shown:
                 self._show(target)
+        if self._shown is not None:
+            self._show(self._shown)  # its text may have changed (an override): the form stays unless its schema did
         self._say_what_next(len(options))
 
     def _say_what_next(self, count: int) -> None:
         """The empty states: no tab, a page without tools, no tool chosen yet."""
-        tab = self.owner.tab
-        if tab is None:
+        tab = None if self.owner.browser.closed else self.owner.tab
+        if self.owner.browser.closed:
+            text = "The browser is closed: nothing to inspect or call here."
+        elif tab is None:
             text = "No tab to inspect. Open a page with <code>tab = browser.open(url)</code>, then pick it above."
         elif not count:
             where = escape(clip(tab.url, 120))
@@ -225,9 +240,17 @@ class ToolsInspector(W.VBox):
             self.details.value, self.form_box.children = "", ()
             return
         schema = json.dumps(tool.input_schema, indent=1)
+        override = tool.override
+        note = (
+            f"<div style='color:#8250df'>Overridden here ({escape(', '.join(override.fields))}): models and views see "
+            "this text; calls reach the page's own tool, checked against its own schema."
+            f"{''.join(f'<br>⚠ {escape(d)}' for d in tool.differences)}</div>"
+            if override is not None
+            else ""
+        )
         source = escape(tool.provenance or "an unknown origin")
         self.details.value = (
-            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}"
+            f"<b>{escape(tool.name)}</b> <i>{escape(tool.source)}</i> {_risk_html(tool.risk)}{note}"
             f'<div style="color:#57606a;overflow-wrap:anywhere">from {source}</div>'
             f'<div style="overflow-wrap:anywhere">{escape(tool.description)}</div>'
             f"<details><summary>input schema</summary>"
@@ -561,14 +584,19 @@ class Panel(W.VBox):
         self.confirmations = W.VBox(layout=_fill())
         self.cards: dict[str, ConfirmationCard] = {}
         self.sessions = SessionsView(browser)
+        self.sites = SitesView(browser)
+        self.grant_cards: dict[str, GrantCard] = {}
+        """Asks for a site's grant, by id (answered here or in the side panel: the first answer wins)."""
         self.sections = W.Tab(
-            children=[self.tools, self.chat, self.skills, self.operations, self.sessions], layout=_fill()
+            children=[self.tools, self.chat, self.skills, self.operations, self.sessions, self.sites], layout=_fill()
         )
-        for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions"]):
+        for i, title in enumerate(["Tools", "Chat", "Skills", "Log", "MCP sessions", "Sites"]):
             self.sections.set_title(i, title)
         super().__init__([self.status, self.confirmations, self.sections], layout=_fill())
         self.refresh()
         self._unsubscribe = browser.events.subscribe(self._on_event)
+        self._unwatch = browser.on_change(self._on_change)
+        self._closed_shown = browser.closed
 
     def select_tab(self, tab_id: int | None) -> None:
         if tab_id is not None and (self.tab is None or self.tab.id != tab_id):
@@ -580,6 +608,13 @@ class Panel(W.VBox):
         self.tools.refresh()
         self.skills.refresh()
 
+    def _on_change(self) -> None:
+        """The browser's state moved (a tab, the connection): the status says it; its closing empties the tools."""
+        self.status.refresh()
+        if self.browser.closed != self._closed_shown:
+            self._closed_shown = self.browser.closed
+            self.tools.refresh()
+
     def _on_event(self, event: Event) -> None:
         self.operations.add(event)
         self.chat.on_event(event)
@@ -588,11 +623,19 @@ class Panel(W.VBox):
             self.confirmations.children = (*self.confirmations.children, card)
         elif event.kind == "confirmation.answered" and event.data.get("id") in self.cards:
             self.cards[event.data["id"]].resolved(event)
-        if event.kind in ("tools.changed", "navigation", "skill.injected", "skill.failed", "skills.changed"):
+        elif event.kind == "grant.asked":
+            ask = self.grant_cards[str(event.data.get("id"))] = GrantCard(self.browser, event)
+            self.confirmations.children = (*self.confirmations.children, ask)
+        elif event.kind in ("grant.answered", "grant.refused") and str(event.data.get("id")) in self.grant_cards:
+            self.grant_cards[str(event.data.get("id"))].resolved(event)
+        elif event.kind == "grant.changed":
+            self.sites.refresh()
+        if event.kind in REFRESHING:
             self.refresh()
 
     def close(self) -> None:
         self._unsubscribe()
+        self._unwatch()
         self.sessions.close()
         super().close()
 

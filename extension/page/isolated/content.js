@@ -106,14 +106,17 @@
   }
 
   // The bridge sends arrays: lane results become one frame of records, each a JSON header line with the
-  // text's length (`n`, in UTF-16 code units) followed by the text.
+  // text's length (`n`, in UTF-16 code units) followed by the text; `toolsChanged` when the bridge says the frame's
+  // tools changed during the call.
   bridge.onmessage = ({ data }) => {
     let frame = '';
     for (const message of Array.isArray(data) ? data : []) {
       if (message?.type === 'result' && typeof message.id === 'string') {
         const { id, ok, error } = message;
         const text = ok ? String(message.text) : '';
-        frame += JSON.stringify(ok ? { id, ok, n: text.length } : { id, ok, error, n: 0 }) + '\n' + text;
+        const header = ok ? { id, ok, n: text.length, ...(message.toolsChanged === true ? { toolsChanged: true } : {}) }
+          : { id, ok, error, n: 0 };
+        frame += JSON.stringify(header) + '\n' + text;
       } else if (FROM_BRIDGE.has(message?.type)) forward(message);
     }
     if (frame && lane?.readyState === WebSocket.OPEN) lane.send(frame);

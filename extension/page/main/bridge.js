@@ -110,17 +110,30 @@
   const registeredAt = new Map(); // name → sequence number
   let registrations = 0;
   function wrapAndNote(tool) {
+    changes++;
     if (typeof tool?.name === 'string') registeredAt.set(tool.name, registrations++);
     return wrapTool(tool);
   }
 
+  // Changes to this frame's tools, counted as they happen (a registration, an AbortSignal that unregisters, an
+  // unregister call, the backends' change events): the result of a call during which the count moved says so
+  // (`toolsChanged`), and its caller asks for the tools before it goes on; other calls need no such round trip.
+  let changes = 0;
+  const noteChange = () => { changes++; };
+  function noteAbort(options) {
+    try {
+      options?.signal?.addEventListener?.('abort', noteChange, { once: true });
+    } catch (_) { /* the page's own odd options: registration goes on without the note */ }
+  }
+
   const mc = document.modelContext;
   const testing = navigator.modelContextTesting;
-  hook(mc, 'registerTool', ([tool, ...rest]) => [wrapAndNote(tool), ...rest]);
+  hook(mc, 'registerTool', ([tool, ...rest]) => (noteAbort(rest[0]), [wrapAndNote(tool), ...rest]));
   if (testing) {
     hook(navigator.modelContext, 'registerTool', ([tool, ...rest]) => [wrapAndNote(tool), ...rest]);
     hook(navigator.modelContext, 'provideContext', ([context, ...rest]) =>
       [{ ...context, tools: Array.from(context?.tools ?? [], wrapAndNote) }, ...rest]);
+    for (const method of ['unregisterTool', 'clearContext']) hook(navigator.modelContext, method, (args) => (noteChange(), args));
   }
 
   // 2. Backends: each lists its tools and runs them by name.
@@ -224,7 +237,7 @@
     }
     if (syncId !== undefined) queued.push(syncId);
   }
-  for (const backend of backends) backend.onChange(() => requestReport());
+  for (const backend of backends) backend.onChange(() => (noteChange(), requestReport()));
   requestReport();
 
   function failure(code, message, data) {
@@ -233,6 +246,7 @@
 
   async function run({ id, name, input, maxChars }) {
     const started = performance.now();
+    const changesBefore = changes;
     const controller = new AbortController();
     running.set(id, controller);
     try {
@@ -249,7 +263,7 @@
           `The result of "${name}" is ${text.length} characters, over the ${maxChars} limit`,
           { size: text.length, limit: maxChars }) });
       }
-      post({ type: 'result', id, ok: true, text });
+      post({ type: 'result', id, ok: true, text, ...(changes !== changesBefore ? { toolsChanged: true } : {}) });
     } catch (error) {
       const own = (thrown.get(name) ?? []).find((e) => e.at >= started);
       if (own) thrown.get(name).splice(thrown.get(name).indexOf(own), 1);

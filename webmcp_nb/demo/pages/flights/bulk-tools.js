@@ -4,9 +4,13 @@
 // bulk_0000, bulk_0001, ... (at least 4 digits), so benchmarks can measure how
 // agents and browsers cope with many tools. Capped at 10000. They stay registered
 // in both views. Called with {revise: n}, any of them registers the last one again
-// with a description ending in "(revision n)": the page's list changes by one tool.
+// with a description ending in "(revision n)": the page's list changes by one tool. With &writable=K the
+// last K of them say they are not read-only (readOnlyHint false), though they do the same: a benchmark can
+// compare a read-only call with one that may change the page.
 
-const requested = Number(new URLSearchParams(location.search).get('tools'));
+const query = new URLSearchParams(location.search);
+const requested = Number(query.get('tools'));
+const writable = Number(query.get('writable')) || 0;
 
 if (document.modelContext && Number.isInteger(requested) && requested > 0) {
   const count = Math.min(requested, 10000);
@@ -21,7 +25,7 @@ if (document.modelContext && Number.isInteger(requested) && requested > 0) {
         name: name(i),
         description: `Benchmark filler tool number ${i}. Returns its own index.${suffix}`,
         inputSchema: { type: 'object', properties: {} },
-        annotations: { readOnlyHint: true },
+        annotations: { readOnlyHint: i < count - writable },
         execute: (input) => {
           if (input?.revise !== undefined) {
             lastController.abort();

@@ -1,0 +1,448 @@
+"""The chat-site bridge (``wm.chat_bridge``): the demo chat site (it streams a scripted model's answers into the page
+a few characters at a time, renders markdown as chat sites do, re-renders finished replies, has a contenteditable
+input) in a real Chromium with the real extension, and MCP servers no one here wrote — ``mcp-server-time``
+(Python) and ``@modelcontextprotocol/server-memory`` (Node) — as tool sources; cards are answered with real
+clicks inside the bar's closed shadow root (through the DevTools protocol, as Playwright clicks)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cdp import playwright_context
+from eventually import eventually
+from mcp_peers import node_tool
+
+import webmcp_nb as wm
+from webmcp_nb.bridge.sites import Site, load_site, site_names
+from webmcp_nb.core.agent_rules import TEXTS, parse_tool_calls
+from webmcp_nb.link.protocol import EXTENSION_ID
+from webmcp_nb.testing import ScriptedServer, say
+
+TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
+UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]
+DENIED = TEXTS["denied"]
+
+
+def tool_call(name: str, **arguments: Any) -> str:
+    return f"<tool_call>{json.dumps({'name': name, 'arguments': arguments})}</tool_call>"
+
+
+class Chat:
+    """The module's browser, and the same browser as Playwright sees it."""
+
+    def __init__(self, browser: wm.Browser, context: Any, server: Any) -> None:
+        self.browser, self.context, self.server = browser, context, server
+
+    def open(self, model: ScriptedServer, page: str = "chat/") -> tuple[wm.Tab, Any]:
+        """The chat page answering from ``model``, opened as the user opens it: the library's tab and the page."""
+        url = self.server.url(f"{page}?model={model.base_url}")
+        seen = self.context.new_page()
+        seen.goto(url)
+        tab = eventually(lambda: next((t for t in self.browser.tabs if t.url == url), None), 10, "the tab")
+        return tab, seen
+
+
+@pytest.fixture(scope="module")
+def chat(server: Any) -> Iterator[Chat]:
+    with (
+        wm.launch(args=["--remote-debugging-port=0"]) as browser,
+        playwright_context(browser.process.profile_dir) as context,
+    ):
+        yield Chat(browser, context, server)
+
+
+@pytest.fixture(scope="module")
+def clock() -> Iterator[Any]:
+    with wm.mcp.connect(TIME, name="time") as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def unruly() -> Iterator[Any]:
+    with wm.mcp.connect(UNRULY, name="unruly") as server:
+        yield server
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[Any]:
+    command = str(node_tool("mcp-server-memory"))
+    with wm.mcp.connect(command, env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}, name="memory") as server:
+        yield server
+
+
+def bar_buttons(page: Any) -> list[dict[str, Any]]:
+    """The buttons inside the bridge's closed shadow root, as the DevTools protocol sees them (pierced)."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        root = cdp.send("DOM.getDocument", {"depth": -1, "pierce": True})["root"]
+        found: list[dict[str, Any]] = []
+
+        def walk(node: dict[str, Any], inside: bool) -> None:
+            inside = inside or node.get("nodeName") == "WEBMCP-NB-BRIDGE"
+            if inside and node.get("nodeName") == "BUTTON":
+                label = "".join(c.get("nodeValue", "") for c in node.get("children", []))
+                names = node.get("attributes", [])[::2]
+                box = cdp.send("DOM.getBoxModel", {"nodeId": node["nodeId"]})["model"]["content"]
+                found.append(
+                    {
+                        "label": label,
+                        "enabled": "disabled" not in names,
+                        "x": sum(box[::2]) / 4,
+                        "y": sum(box[1::2]) / 4,
+                    }
+                )
+            for child in [*node.get("children", []), *node.get("shadowRoots", [])]:
+                walk(child, inside)
+
+        walk(root, False)
+        return found
+    finally:
+        cdp.detach()
+
+
+def click_in_bar(page: Any, label: str) -> None:
+    """A real click (trusted, as a person's) on the newest enabled button of the bar named ``label``."""
+    button = eventually(
+        lambda: [b for b in bar_buttons(page) if b["label"] == label and b["enabled"]][-1:], 10, f"'{label}' enabled"
+    )[0]
+    page.mouse.click(button["x"], button["y"])
+
+
+def user_messages(model: ScriptedServer, index: int = -1) -> list[str]:
+    return [m["content"] for m in model.requests[index]["messages"] if m["role"] == "user"]
+
+
+def kinds(browser: wm.Browser, since: int, *wanted: str) -> list[Any]:
+    return [e for e in browser.events.since(since) if e.kind in wanted and e.data.get("origin") == "bridge"]
+
+
+# ----- the end to end cases of the issue -----
+
+
+def test_a_two_call_task_end_to_end(chat: Chat, clock: Any, memory: Any, tmp_path: Path) -> None:
+    script = [
+        say(f"First the time.\n{tool_call('time_get_current_time', timezone='Asia/Tokyo')}"),
+        say(
+            tool_call(
+                "memory_create_entities",
+                entities=[{"name": "Tokyo", "entityType": "city", "observations": ["visited"]}],
+            )
+        ),
+        say("Noted: it is morning in Tokyo, and Tokyo is in your memory."),
+    ]
+    with ScriptedServer(script) as model:
+        tab, page = chat.open(model)
+        session = wm.Session(chat.browser, directory=tmp_path / "run", evidence="off")
+        panel = wm.panel(tab)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[clock, memory], site="demo-chat", session=session) as bridge:
+            assert {"time_get_current_time", "memory_create_entities"} <= set(bridge.tools)
+            bridge.send("What time is it in Tokyo? Then remember Tokyo.")
+            click_in_bar(page, "Run it")  # create_entities changes the memory: medium risk, a card in the page
+            answer = bridge.wait_answer(timeout=60)
+            calls = [(c.tool, c.status) for c in bridge.calls]
+        session.close()
+        requests = list(model.requests)
+    assert answer == "Noted: it is morning in Tokyo, and Tokyo is in your memory."
+    assert calls == [("time_get_current_time", "ok"), ("memory_create_entities", "ok")]
+    first = requests[0]["messages"][0]["content"]
+    assert (
+        first.startswith("What time is it in Tokyo?") and "<tool_call>" in first and "time_get_current_time:" in first
+    )
+    results = [user_messages(model, i)[-1] for i in (1, 2)]
+    assert results[0].startswith('<tool_result tool="time_get_current_time" status="ok" untrusted="true">')
+    assert '"timezone": "Asia/Tokyo"' in results[0]
+    assert results[1].startswith('<tool_result tool="memory_create_entities" status="ok" untrusted="true">')
+    assert [e["name"] for e in memory.call("read_graph").value["entities"]] == ["Tokyo"]
+
+    called = kinds(chat.browser, mark, "tool.called")
+    assert [(e.data["tool"], e.data["server"], e.tab_id) for e in called] == [
+        ("time.get_current_time", "time", tab.id),
+        ("memory.create_entities", "memory", tab.id),
+    ]
+    answered = kinds(chat.browser, mark, "confirmation.answered")
+    assert [(e.data["tool"], e.data["approved"], e.data["by"]) for e in answered] == [
+        ("memory.create_entities", True, "chat page")
+    ]
+    assert any("time.get_current_time" in line for line in panel.operations.recent(30))  # the notebook panel
+    side = chat.context.new_page()
+    side.goto(f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html?tab={tab.id}")
+    side.locator('#log li[data-kind="tool.returned"]', has_text="time.get_current_time").wait_for(timeout=20_000)
+    side.close()
+    panel.close()
+
+    loaded = wm.Session.load(tmp_path / "run")  # recorded, and replayable on servers of the same names
+    assert [e.data["tool"] for e in loaded.filter("tool.called")] == ["time.get_current_time", "memory.create_entities"]
+    with wm.mcp.connect(
+        str(node_tool("mcp-server-memory")), env={"MEMORY_FILE_PATH": str(tmp_path / "again.jsonl")}, name="memory"
+    ) as fresh:
+        report = wm.replay_calls(loaded, tab, servers=[clock, fresh], ignore=("datetime",), progress=False)
+    assert report.ok and report.steps == 2, str(report)
+    tab.close()
+
+
+def test_markup_streamed_across_many_dom_updates_runs_once(chat: Chat, clock: Any) -> None:
+    reply = (
+        "Let me look that up for you; the tool needs the zone name, so I will write the call in a code block "
+        "the way you asked:\n```\n"
+        f"{tool_call('time_get_current_time', timezone='Europe/Paris')}\n```\nI will read the result next."
+    )
+    with ScriptedServer([say(reply), say("It is evening in Paris.")]) as model:
+        tab, page = chat.open(model)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            bridge.send("Time in Paris?")
+            assert bridge.wait_answer(timeout=60) == "It is evening in Paris."
+            shown = page.locator("#messages > .message.assistant > .content pre code").first.text_content()
+        assert shown.startswith("<tool_call>")  # the markup was a code block, its tags escaped by the site
+        assert len(reply) // 3 > 60  # (the page draws three characters at a time: over 60 updates of this reply)
+        called = kinds(chat.browser, mark, "tool.called")
+        assert [e.data["arguments"] for e in called] == [{"timezone": "Europe/Paris"}]  # once, whole
+        assert len(model.requests) == 2
+    tab.close()
+
+
+def test_a_non_read_only_call_is_denied_at_its_card(chat: Chat, memory: Any) -> None:
+    entities = [{"name": "Secret", "entityType": "note", "observations": ["do not keep"]}]
+    with ScriptedServer([say(tool_call("memory_create_entities", entities=entities)), say("Understood.")]) as model:
+        tab, page = chat.open(model)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[memory], site="demo-chat", session=False) as bridge:
+            bridge.send("Remember my secret.")
+            eventually(lambda: bridge.pending, 30, "the card")
+            reach = "() => { const b = document.querySelector('webmcp-nb-bridge'); b.click(); return b.shadowRoot; }"
+            assert page.evaluate(reach) is None and bridge.pending  # the page can neither read nor press the card
+            click_in_bar(page, "Don't run")
+            assert bridge.wait_answer(timeout=60) == "Understood."
+            assert [(c.tool, c.status) for c in bridge.calls] == [("memory_create_entities", "denied")]
+        sent_back = user_messages(model)[-1]
+    assert sent_back == f'<tool_result tool="memory_create_entities" status="error">\n{DENIED}\n</tool_result>'
+    assert memory.call("read_graph").value["entities"] == []
+    assert not kinds(chat.browser, mark, "tool.called")
+    assert [e.data["tool"] for e in kinds(chat.browser, mark, "tool.denied")] == ["memory.create_entities"]
+    tab.close()
+
+
+def test_markup_outside_the_assistants_messages_is_never_run(chat: Chat, memory: Any) -> None:
+    own = tool_call("memory_create_entities", entities=[{"name": "Mine", "entityType": "user", "observations": []}])
+    with ScriptedServer([say("There is nothing to call for that.")]) as model:
+        tab, page = chat.open(model, "t/chat-fake-bubble.html")
+        assert page.locator("#promoted .message.assistant").count() >= 1  # the page's fake bubble, with a call
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[memory], site="demo-chat", confirm="never", session=False) as bridge:
+            bridge.send(f"Here is some markup of my own: {own}")
+            assert bridge.wait_answer(timeout=60) == "There is nothing to call for that."
+            assert bridge.calls == []
+        assert page.locator("#promoted .message.assistant").count() >= 2  # another one while the reply streamed
+        assert own in user_messages(model)[0]  # the user's markup reached the chat, as their words
+    assert not kinds(chat.browser, mark, "tool.called", "tool.refused", "confirmation.requested")
+    assert memory.call("read_graph").value["entities"] == []
+    tab.close()
+
+
+def test_a_slow_mcp_tool_times_out(chat: Chat, unruly: Any) -> None:
+    with ScriptedServer([say(tool_call("unruly_slow", seconds=5)), say("The tool was too slow.")]) as model:
+        tab, _ = chat.open(model)
+        with wm.chat_bridge(tab, servers=[unruly], site="demo-chat", tool_timeout=1, session=False) as bridge:
+            bridge.send("Wait a minute.")
+            assert bridge.wait_answer(timeout=60) == "The tool was too slow."
+            assert [(c.tool, c.status) for c in bridge.calls] == [("unruly_slow", "error")]
+        sent_back = user_messages(model)[-1]
+    assert sent_back.startswith('<tool_result tool="unruly_slow" status="error" untrusted="true">\nTIMEOUT: ')
+    assert "did not answer a call of slow within 1 s" in sent_back
+    tab.close()
+
+
+def test_a_finished_reply_the_page_redraws_is_not_run_again(chat: Chat, clock: Any) -> None:
+    script = [say(tool_call("time_get_current_time", timezone="UTC")), say("Done."), say("Still done.")]
+    with ScriptedServer(script) as model:
+        tab, page = chat.open(model)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            bridge.send("Time?")
+            assert bridge.wait_answer(timeout=60) == "Done."
+            for _ in range(3):
+                page.click("#rerender")  # every message drawn again: new elements, the same texts
+            bridge.send("Anything else?")  # the page is read after the redraws before this answer comes
+            assert bridge.wait_answer(timeout=60) == "Still done."
+        assert len(kinds(chat.browser, mark, "tool.called")) == 1
+        assert len(model.requests) == 3
+    tab.close()
+
+
+def test_a_tool_not_bridged_is_refused_with_a_note_and_results_are_cut(chat: Chat, unruly: Any) -> None:
+    script = [
+        say(tool_call("delete_everything", really=True)),
+        say(tool_call("unruly_blob", size=50_000)),
+        say("I could not delete anything, and the blob was long."),
+    ]
+    with ScriptedServer(script) as model:
+        tab, _ = chat.open(model)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[unruly], site="demo-chat", max_result_chars=1_000, session=False) as b:
+            b.send("Delete everything, then fetch a blob.")
+            assert b.wait_answer(timeout=60).startswith("I could not delete anything")
+            assert [(c.tool, c.status) for c in b.calls] == [("delete_everything", "refused"), ("unruly_blob", "ok")]
+        refused, cut = user_messages(model, 1)[-1], user_messages(model, 2)[-1]
+    assert refused.startswith('<tool_result tool="delete_everything" status="error">\nThere is no tool named')
+    assert "unruly_blob" in refused and "unruly_slow" in refused  # what it may call instead
+    assert "… [49000 more characters cut]" in cut and len(cut) < 1_200
+    assert [e.data["tool"] for e in kinds(chat.browser, mark, "tool.refused")] == ["delete_everything"]
+    tab.close()
+
+
+def test_a_call_written_without_its_tags_is_offered_as_a_button(chat: Chat, clock: Any) -> None:
+    bare = json.dumps({"name": "time_get_current_time", "arguments": {"timezone": "Asia/Kolkata"}})
+    script = [say(f"I would call this:\n```json\n{bare}\n```"), say("It is afternoon in Kolkata.")]
+    with ScriptedServer(script) as model:
+        tab, page = chat.open(model)
+        mark = chat.browser.events.last_seq
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            bridge.send("Time in Kolkata?")
+            click_in_bar(page, "Run this call")  # the last fallback: the user runs it
+            assert bridge.wait_answer(timeout=60) == "It is afternoon in Kolkata."
+        offered = kinds(chat.browser, mark, "bridge.offered")
+        assert [e.data["tool"] for e in offered] == ["time_get_current_time"]
+        assert '"timezone": "Asia/Kolkata"' in user_messages(model)[-1]
+    tab.close()
+
+
+def test_the_user_types_and_sends_and_results_wait_for_them_when_auto_send_is_off(chat: Chat, clock: Any) -> None:
+    with ScriptedServer([say(tool_call("time_get_current_time", timezone="UTC")), say("It is noon in UTC.")]) as model:
+        tab, page = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", auto_send=False, session=False) as bridge:
+            page.click("#composer .editor")
+            page.keyboard.type("What time is it?")
+            page.keyboard.press("Enter")  # the user's own Enter: the instructions join the message, then it goes
+            editor = page.locator("#composer .editor")
+            eventually(lambda: editor.inner_text().startswith('<tool_result tool="time_get_current_time"'), 60)
+            assert len(model.requests) == 1  # the result waits in the input for the user
+            page.click("#composer .editor")
+            page.keyboard.press("Enter")
+            assert bridge.wait_answer(timeout=60) == "It is noon in UTC."
+        first, second = user_messages(model)
+    assert first.startswith("What time is it?\n\n---\n[webmcp-nb: this chat can use tools")
+    assert second.startswith('<tool_result tool="time_get_current_time" status="ok" untrusted="true">')
+    assert "[webmcp-nb" not in second  # told once per conversation
+    tab.close()
+
+
+def test_calls_past_the_limit_are_refused_with_the_agents_words(chat: Chat, clock: Any) -> None:
+    script = [say(tool_call("time_get_current_time", timezone=zone)) for zone in ("UTC", "Asia/Tokyo")]
+    with ScriptedServer([*script, say("Enough.")]) as model:
+        tab, _ = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", max_tool_calls=1, session=False) as bridge:
+            bridge.send("Two times, please.")
+            assert bridge.wait_answer(timeout=60) == "Enough."
+            assert [c.status for c in bridge.calls] == ["ok", "refused"]
+        refused = user_messages(model)[-1]
+    assert refused == (
+        '<tool_result tool="time_get_current_time" status="error">\n'
+        f"{TEXTS['call_limit'].format(limit=1)}\n</tool_result>"
+    )
+    tab.close()
+
+
+def test_check_says_which_selector_fails_on_the_live_page(chat: Chat, clock: Any) -> None:
+    with ScriptedServer([say("Hello.")]) as model:
+        tab, _ = chat.open(model)
+        wrong = {**load_site("demo-chat").as_dict(), "name": "wrong", "send": "#composer button.submit-now"}
+        with (
+            pytest.warns(wm.ChatSiteWarning, match="send: nothing on the page matches #composer button.submit-now"),
+            wm.chat_bridge(tab, servers=[clock], site=wrong, session=False) as bridge,
+        ):
+            check = bridge.check()
+        assert not check.ok and list(check.failures) == ["send"]
+        with wm.chat_bridge(tab, servers=[clock], site="generic", session=False) as bridge:
+            check = bridge.check()  # the generic adapter finds the demo chat by its candidates
+        assert check.ok and check.found["input"]["selector"] == "[contenteditable='true'][role='textbox']"
+        assert "every selector works" in repr(check)
+    tab.close()
+
+
+# ----- no browser: the parser, the adapters -----
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('ok <tool_call>{"name": "a", "arguments": {"x": 1}}</tool_call>', [{"name": "a", "arguments": {"x": 1}}]),
+        ('<tool_call>{"name": "a", "arguments": {"x": 1}', []),  # still streaming: not a call yet
+        (
+            "&lt;tool_call&gt;{&quot;name&quot;: &quot;a&quot;, &quot;arguments&quot;: {}}&lt;/tool_call&gt;",
+            [{"name": "a", "arguments": {}}],
+        ),
+        ('\\<tool_call\\>{"name": "b", "arguments": {}}\\</tool_call\\>', [{"name": "b", "arguments": {}}]),
+        ('<tool_call>\n```json\n{"name": "c", "arguments": {}}\n```\n</tool_call>', [{"name": "c", "arguments": {}}]),
+        ('<tool_call>{"name": "d", "arguments": "{\\"y\\": 2}"}</tool_call>', [{"name": "d", "arguments": '{"y": 2}'}]),
+    ],
+)
+def test_the_agents_parser_reads_calls_as_chat_sites_show_them(text: str, expected: list[Any]) -> None:
+    assert parse_tool_calls(text) == expected
+
+
+def test_a_block_that_is_not_a_call_is_an_error_for_the_chat() -> None:
+    (bad,) = parse_tool_calls('<tool_call>{"name": "n", "arguments": NaN}</tool_call>')
+    assert bad["error"].startswith('The tool call was not a JSON object with a "name" and "arguments"')
+    assert len(parse_tool_calls("<tool_call>{}</tool_call>" * 40)) == 16  # at most this many per reply
+
+
+def test_site_adapters_are_data_and_bad_ones_name_the_field(tmp_path: Path) -> None:
+    assert {"generic", "demo-chat", "chatgpt", "deepseek", "kimi"} <= set(site_names())
+    for name in site_names():
+        site = load_site(name)
+        assert isinstance(site, Site) and load_site(site.as_dict()) == site
+        assert site.verified == (name == "demo-chat")  # the real sites' were written without reaching them
+    with pytest.raises(wm.ConfigurationError, match=r"site\['assistant'\] must be a CSS selector"):
+        load_site({**load_site("generic").as_dict(), "assistant": 42})
+    with pytest.raises(wm.ConfigurationError, match=r"site\['input_type'\] must be one of"):
+        load_site({**load_site("generic").as_dict(), "input_type": "voice"})
+    with pytest.raises(wm.ConfigurationError, match="no chat site 'gemini'"):
+        load_site("gemini")
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({**load_site("chatgpt").as_dict(), "name": "mine"}))
+    assert load_site(path).name == "mine" and load_site(str(path)).selectors == load_site("chatgpt").selectors
+
+
+def test_page_tools_of_another_site_run_only_as_its_grant_allows(server: Any) -> None:
+    """In a browser that keeps grants, the bridge offers another tab's tools only when their site may be read, and
+    calls one only when the grant (or the user, asked in the notebook panel) allows what it needs."""
+    from webmcp_nb.demo.run import DEMO_SEARCH
+
+    flights = server.url("flights/").replace("127.0.0.1", "localhost")  # a site other than the chat's
+    site = flights.rsplit("/flights/", 1)[0]
+    search = say(tool_call("searchFlights", **DEMO_SEARCH))
+    script = [search, search, say("I may not search there."), search, say("Found them.")]
+    with wm.launch(grants=True) as browser, ScriptedServer(script) as model:
+        tools_tab = browser.open(flights)
+        chat_tab = browser.open(server.url(f"chat/?model={model.base_url}"))
+        wm.grants.deny(site)
+        try:
+            with pytest.raises(wm.PermissionDeniedError, match="never"):
+                wm.chat_bridge(chat_tab, servers=[tools_tab], site="demo-chat", confirm="never", session=False)
+            wm.grants.allow(site, "read")  # the chat may see the flights page's tools, not act on them
+            panel = wm.panel(chat_tab)
+            with wm.chat_bridge(chat_tab, servers=[tools_tab], site="demo-chat", confirm="never", session=False) as b:
+                b.send("Find me flights.")
+                card = eventually(lambda: list(panel.grant_cards.values()), 30, "the ask in the notebook panel")[0]
+                assert card.site == site and "searchFlights" in card.text.value
+                card.buttons["never"].click()  # the user refuses, for good: the next call is refused without asking
+                assert b.wait_answer(timeout=60) == "I may not search there."
+                assert [c.status for c in b.calls] == ["error", "error"] and len(panel.grant_cards) <= 1
+                wm.grants.allow(site, "act")  # the user changes their mind: the same call runs
+                b.send("Try again.")
+                assert b.wait_answer(timeout=60) == "Found them."
+                assert [c.status for c in b.calls] == ["error", "error", "ok"]
+            panel.close()
+            for refused in (user_messages(model, 1)[-1], user_messages(model, 2)[-1]):
+                assert refused.startswith('<tool_result tool="searchFlights" status="error">')
+                assert "PERMISSION_DENIED" in refused and site in refused
+            called = [e for e in browser.events.of_kind("tool.called") if e.data.get("tool") == "searchFlights"]
+            assert len(called) == 1 and called[0].tab_id == tools_tab.id  # the page saw only the allowed call
+        finally:
+            wm.grants.revoke(site)

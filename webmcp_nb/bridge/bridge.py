@@ -1,0 +1,704 @@
+"""The chat-site bridge, the notebook's side: MCP servers' tools (and page tools of other tabs) for a web chat the
+user is logged into, with no API key. The page side (``extension/page/user-script/chat-bridge.js``, in a world of
+its own, through ``bridge.open``/``bridge.send``/``bridge.event``) adds the tool instructions to what the user
+sends, reports the assistant's latest reply as text as it streams and once it is complete, shows confirm cards
+and types results back. Everything else happens here, with the agent's own parts: the prompt-mode text and
+parser, the confirmation policy, the limits and the framing of results (:mod:`webmcp_nb.core.agent_rules`),
+``tool_specs`` for names and descriptions, ``wm.mcp.connect`` for the tools.
+
+A call is found by its reply's turn (the page counts what it sends) and its place in the reply, so a page that
+re-renders a finished reply never runs it twice; only the assistant's messages (the adapter's ``assistant``
+selector) are read. Every bridged call is an event in the browser's stream (``origin="bridge"``): the panels show
+it, sessions record it, ``replay_calls(..., servers=[...])`` replays it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..agent.model_io import parse_arguments
+from ..agent.model_tools import ToolSpec, specs_text, tool_specs
+from ..browser.gate import Asker, check_site, need_of
+from ..browser.tab import Tab
+from ..browser.tools import Tool, risk_label
+from ..core import _loop
+from ..core.agent_rules import (
+    BRIDGE,
+    CONFIRM,
+    LIMITS,
+    PROMPT_MODE,
+    TEXTS,
+    fill,
+    needs_confirmation,
+    parse_tool_calls,
+    resolve_policy,
+    result_text,
+)
+from ..core.display import clip, escape, table, visible
+from ..core.errors import ConfigurationError, NotConnectedError, ToolNotFoundError, WebMCPError
+from ..core.events import Event, acting_as
+from ..link.protocol import Method
+from ..recording.session import Session
+from .sites import Site, SiteCheck, load_site
+
+if TYPE_CHECKING:
+    from ..mcp.client import MCPTool
+
+__all__ = ["ChatBridge", "BridgedCall", "ChatSiteWarning", "chat_bridge", "achat_bridge"]
+
+OPEN_TIMEOUT = 20.0
+"""Seconds for the page side to start (its script injected, its first check done)."""
+SEND_TIMEOUT = 10.0
+CHECK_TIMEOUT = 10.0
+MAX_OFFER_SCAN = 200
+"""Opening braces of a reply tried for a call written without its tags (the "run this call" fallback)."""
+
+
+class ChatSiteWarning(UserWarning):
+    """The chat site's adapter does not fit the live page (``bridge.check()`` says which selector)."""
+
+
+@dataclass
+class BridgedCall:
+    """One call the chat's assistant asked for, and what became of it."""
+
+    tool: str
+    """The name the chat used (``time_get_current_time``)."""
+    arguments: Any
+    status: str = "waiting"
+    """``ok``, ``error`` (the tool failed or timed out), ``denied`` (at its card), ``refused`` (no such bridged
+    tool, a call past the limits, or not a call at all), or ``waiting``/``running``."""
+    text: str = ""
+    """What went back to the chat: the result or the error, before framing."""
+    risk: str | None = None
+    source: str = ""
+    duration_ms: float = 0.0
+
+
+@dataclass
+class _Reply:
+    """The assistant's reply of one turn (the page's session and its count of messages sent)."""
+
+    calls: list[asyncio.Task[str]] = field(default_factory=list)
+    done: bool = False
+    finished: bool = False
+    denied: str | None = None
+
+
+class ChatBridge:
+    """A web chat in ``tab`` given the tools of ``servers`` (see :func:`chat_bridge`)."""
+
+    def __init__(
+        self,
+        tab: Tab,
+        servers: Sequence[Any],
+        *,
+        site: Site,
+        confirm: str,
+        allow_high_risk: bool,
+        auto_send: bool,
+        max_tool_calls: int,
+        tool_timeout: float,
+        turn_timeout: float,
+        max_result_chars: int,
+        session: Session | None,
+    ) -> None:
+        self.tab = tab
+        self.servers = list(servers)
+        """Where the tools come from: MCP servers (``wm.mcp.connect``) and tabs (their page tools)."""
+        self.site = site
+        self.confirm = confirm
+        self.allow_high_risk = allow_high_risk
+        self.auto_send = auto_send
+        self.max_tool_calls = max_tool_calls
+        self.tool_timeout = tool_timeout
+        self.turn_timeout = turn_timeout
+        self.max_result_chars = max_result_chars
+        self.session = session
+        """The recording of the bridge's calls (``None`` with ``session=False``)."""
+        self.id = uuid.uuid4().hex
+        self.calls: list[BridgedCall] = []
+        """Every call the chat asked for, in order."""
+        self.enabled = True
+        self.running = False
+        self.closed = False
+        self._browser = tab.browser
+        self._replies: dict[tuple[str, int], _Reply] = {}
+        self._pending: dict[str, tuple[asyncio.Future[bool], str]] = {}
+        self._offers: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
+        self._checks: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._turn_calls = 0
+        self._turn_started = time.monotonic()
+        self._answers: list[str] = []
+        self._answered = asyncio.Event()
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._config_soon: asyncio.Handle | None = None
+        self._unsubscribe: list[Callable[[], None]] = []
+
+    # ----- the tools, and what the chat is told -----
+
+    def _tools(self) -> list[Tool | MCPTool]:
+        """Every bridged tool: each tab's page tools, each MCP server's tools."""
+        return [tool for source in self.servers for tool in source.tools.values()]
+
+    def _tab_of(self, tool: Tool) -> Tab | None:
+        """The source tab that lists this very tool object now (``None``: the page let it go)."""
+        tabs = (source for source in self.servers if isinstance(source, Tab))
+        return next((tab for tab in tabs if any(t is tool for t in tab.tools.values())), None)
+
+    @property
+    def tools(self) -> dict[str, Tool | MCPTool]:
+        """The bridged tools by the name the chat uses for them."""
+        return {name: spec.tool for name, spec in tool_specs(self._tools()).items()}
+
+    def instructions(self) -> str:
+        """What is added to the user's message: the agent's prompt-mode text and the tools."""
+        specs = tool_specs(self._tools())
+        return fill(BRIDGE["instructions"], prompt_mode=PROMPT_MODE, tools=specs_text(specs))
+
+    def _source(self, spec: ToolSpec) -> str:
+        tool = spec.tool
+        if isinstance(tool, Tool):
+            tab = self._tab_of(tool)
+            return f"page tool of {tab.url if tab else tool.info.frame_url}"
+        return f"MCP server {tool.server.name}"
+
+    def _config(self) -> dict[str, Any]:
+        specs = tool_specs(self._tools())
+        instructions = fill(BRIDGE["instructions"], prompt_mode=PROMPT_MODE, tools=specs_text(specs))
+        return {
+            "site": self.site.as_dict(),
+            "tools": [
+                {
+                    "name": name,
+                    "risk": spec.tool.risk,
+                    "source": self._source(spec),
+                    "about": clip(spec.tool.description or "", 300),
+                }
+                for name, spec in specs.items()
+            ],
+            "suffix": fill(BRIDGE["message"], text="", instructions=instructions),
+            "key": f"{hash(instructions) & 0xFFFFFFFF:08x}",
+            "autoSend": self.auto_send,
+            "enabled": self.enabled,
+        }
+
+    def _tools_changed(self) -> None:
+        """Tell the page the new list (and instructions) once, at the end of this turn of the loop."""
+        if self._config_soon is None and self.running:
+            self._config_soon = asyncio.get_running_loop().call_soon(self._push_config)
+
+    def _push_config(self) -> None:
+        self._config_soon = None
+        self._spawn(self._post({"type": "config", **self._config()}))
+
+    # ----- the page side -----
+
+    @property
+    def _asker(self) -> Asker:
+        """Who asks for a site's grant: this bridge, by its chat site's name."""
+        return Asker("bridge", f"the chat bridge on {self.site.name}")
+
+    async def _open(self) -> None:
+        """Start the page side (again, after a navigation): its first check comes back with it. The sites of the
+        tabs whose tools it offers must let the chat read them first (the user is asked for one never granted)."""
+        for source in self.servers:
+            if isinstance(source, Tab):
+                await check_site(source.browser, "read", self._asker, tab=source, action="read")
+        params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config()}
+        found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
+        self.running = True
+        check = SiteCheck(self.site.name, found if isinstance(found, dict) else {})
+        if not check.ok:
+            problems = "; ".join(f"{key}: {why}" for key, why in check.failures.items())
+            _loop.warn(
+                f"the chat site {self.site.name!r} does not fit this page ({problems}); bridge.check() shows "
+                "each selector (give site=... another adapter)",
+                ChatSiteWarning,
+            )
+
+    async def _post(self, message: dict[str, Any]) -> None:
+        """A message to the page side; ``NotConnectedError`` when it is not running (the page went away)."""
+        params = {"tabId": self.tab.id, "bridgeId": self.id, "message": message}
+        await self._browser._request(Method.BRIDGE_SEND, params, SEND_TIMEOUT)
+
+    def _on_relay(self, method: str, params: dict[str, Any]) -> None:
+        if method != Method.BRIDGE_EVENT.value or params.get("bridgeId") != self.id or self.closed:
+            return
+        message = params.get("message")
+        kind = message.get("type") if isinstance(message, dict) else None
+        handler = getattr(self, f"_page_{kind}", None) if isinstance(kind, str) and kind.isidentifier() else None
+        if handler is not None:
+            handler(message)
+
+    def _page_hello(self, message: dict[str, Any]) -> None:
+        self.running = True
+
+    def _page_sent(self, message: dict[str, Any]) -> None:
+        by = "bridge" if message.get("by") == "bridge" else "user"
+        if by == "user":  # the user's own message starts a turn: the call budget and the clock start over
+            self._turn_calls, self._turn_started = 0, time.monotonic()
+        self._emit("bridge.sent", by=by, instructions=message.get("instructions") is True)
+
+    def _page_reply(self, message: dict[str, Any]) -> None:
+        turn = (str(message.get("session")), int(message.get("turn") or 0))
+        text = message.get("text")
+        if not isinstance(text, str) or not self.enabled:
+            return
+        reply = self._replies.setdefault(turn, _Reply())
+        if reply.finished:
+            return  # its results went back already: the page re-rendered it
+        calls = parse_tool_calls(text)
+        for call in calls[len(reply.calls) :]:  # the calls not seen yet, in order; each waits for the one before
+            before = reply.calls[-1] if reply.calls else None
+            reply.calls.append(self._spawn(self._handle(reply, call, before)))
+        if message.get("done") is True and not reply.done:
+            reply.done = True
+            self._spawn(self._finish(turn, reply, text))
+
+    def _page_answer(self, message: dict[str, Any]) -> None:
+        self.answer(str(message.get("id")), message.get("approved") is True, by="chat page")
+
+    def _page_run(self, message: dict[str, Any]) -> None:
+        offer = self._offers.pop(str(message.get("key")), None)
+        if offer is not None:
+            turn, call = offer
+            reply = self._replies.setdefault(turn, _Reply(done=True))
+            self._spawn(self._run_offer(turn, reply, call))
+
+    def _page_toggle(self, message: dict[str, Any]) -> None:
+        self.enabled = message.get("enabled") is True
+        self._emit("bridge.state", enabled=self.enabled, by="chat page")
+
+    def _page_checked(self, message: dict[str, Any]) -> None:
+        waiter = self._checks.pop(str(message.get("id")), None)
+        if waiter is not None and not waiter.done() and isinstance(message.get("check"), dict):
+            waiter.set_result(message["check"])
+
+    def _page_problem(self, message: dict[str, Any]) -> None:
+        self._emit("bridge.problem", text=clip(str(message.get("text", "")), 500))
+
+    def _page_gone(self, message: dict[str, Any]) -> None:
+        """The page side went away: the tab navigated or closed. Started again on the tab's next page."""
+        self.running = False
+        if self.tab.closed:
+            self._spawn(self.aclose())
+            return
+        self._emit("bridge.state", enabled=self.enabled, running=False, why="the page went away (navigated)")
+
+    def _on_event(self, event: Event) -> None:
+        """The browser's events: tool lists that change (page sources), the chat tab's new pages."""
+        if event.kind == "tools.changed" and any(isinstance(s, Tab) and s.id == event.tab_id for s in self.servers):
+            self._tools_changed()
+        elif event.kind == "navigation" and event.tab_id == self.tab.id and not self.running and not self.closed:
+            self._spawn(self._reopen())
+
+    async def _reopen(self) -> None:
+        with contextlib.suppress(WebMCPError):
+            await self._open()
+            self._emit("bridge.state", enabled=self.enabled, running=True)
+
+    # ----- one reply, its calls -----
+
+    async def _handle(self, reply: _Reply, call: dict[str, Any], before: asyncio.Task[str] | None) -> str:
+        """One call of a reply, after the one before it: its result, framed for the chat."""
+        if before is not None:
+            with contextlib.suppress(Exception):
+                await before
+        name = str(call.get("name") or "tool_call")
+        record = BridgedCall(tool=name, arguments=call.get("arguments"))
+        self.calls.append(record)
+        refusal = self._refusal(call, reply)
+        specs = tool_specs(self._tools())
+        spec = specs.get(name)
+        if refusal is None and spec is None:
+            refusal = fill(TEXTS["unknown_tool"], name=name, available=", ".join(specs) or TEXTS["no_tools"])
+        arguments = parse_arguments(call.get("arguments"))
+        if refusal is None and isinstance(arguments, str):
+            refusal = fill(TEXTS["not_an_object"], arguments=clip(arguments, LIMITS["max_error_chars"]))
+        if refusal is not None or spec is None:
+            record.status, record.text = "refused", refusal or ""
+            self._emit("tool.refused", tool=name, arguments=call.get("arguments"), error=clip(record.text, 500))
+            return result_text(name, "error", record.text, limit=self.max_result_chars)
+        self._turn_calls += 1
+        record.risk, record.source = spec.tool.risk, self._source(spec)
+        asks = needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk) and not call.get("confirmed")
+        if asks and not await self._confirm(spec, arguments, record):
+            reply.denied = spec.tool_name
+            record.status, record.text = "denied", TEXTS["denied"]
+            self._emit("tool.denied", tool=spec.tool_name, arguments=arguments)
+            return result_text(name, "error", record.text, limit=self.max_result_chars)
+        return await self._call(spec, arguments, record)
+
+    def _refusal(self, call: dict[str, Any], reply: _Reply) -> str | None:
+        """Why a call may not run, or ``None``: the one check before every bridged call (limits now; grants
+        per site join here)."""
+        if "error" in call:
+            return str(call["error"])
+        if reply.denied is not None:
+            return fill(TEXTS["after_denial"], tool=reply.denied)
+        if self._turn_calls >= self.max_tool_calls:
+            self._emit("agent.limit", limit="max_tool_calls", tool=str(call.get("name")), origin="bridge")
+            return fill(TEXTS["call_limit"], limit=self.max_tool_calls)
+        if time.monotonic() - self._turn_started > self.turn_timeout:
+            self._emit("agent.limit", limit="turn_timeout", seconds=self.turn_timeout, origin="bridge")
+            return fill(TEXTS["turn_limit"], seconds=self.turn_timeout)
+        return None
+
+    async def _call(self, spec: ToolSpec, arguments: dict[str, Any], record: BridgedCall) -> str:
+        """Run the call on its server or tab, as an event in the browser's stream; its result, framed."""
+        tool = spec.tool
+        record.status = "running"
+        self._status(f"running {spec.model_name}…")
+        started = time.perf_counter()
+        untrusted = tool.annotations.get("untrustedContentHint") is True
+        try:
+            if isinstance(tool, Tool):
+                tab = self._tab_of(tool)
+                if tab is None:
+                    raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
+                await check_site(
+                    tab.browser, need_of(tool), self._asker, tab=tab, action="call", tool=tool.name, risk=tool.risk
+                )
+                call = tab.acall(  # the tool shown to the chat, in the document that registered it
+                    tool, spec.page_arguments(arguments), timeout=self.tool_timeout
+                )
+                text = (await acting_as("bridge", call)).text  # the tab emits tool.called … itself
+            else:
+                text = await self._call_mcp(spec, arguments)
+        except WebMCPError as exc:
+            record.status, record.text = "error", fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+            body = result_text(spec.model_name, "error", record.text, untrusted, self.max_result_chars)
+        else:
+            record.status, record.text = "ok", text
+            body = result_text(spec.model_name, "ok", text, untrusted, self.max_result_chars)
+        record.duration_ms = (time.perf_counter() - started) * 1000
+        return body
+
+    async def _call_mcp(self, spec: ToolSpec, arguments: dict[str, Any]) -> str:
+        """An MCP tool's call, recorded as the agent records one (what a replay needs to stand in for it)."""
+        tool = spec.tool
+        assert not isinstance(tool, Tool)
+        where = {"tool": spec.tool_name, "server": tool.server.name, "origin": "bridge"}
+        hints = {k: v for k, v in tool.annotations.items() if k != "untrustedContentHint"}
+        self._emit(
+            "tool.called",
+            **where,
+            arguments=arguments,
+            read_only=tool.read_only,
+            source=tool.source,
+            description=tool.description,
+            annotations=hints,
+        )
+        started = time.perf_counter()
+        try:
+            result = await tool.server.acall(tool.name, spec.page_arguments(arguments), timeout=self.tool_timeout)
+        except WebMCPError as exc:
+            took = (time.perf_counter() - started) * 1000
+            self._emit("tool.failed", **where, duration_ms=took, code=exc.code.value, error=exc.message)
+            raise
+        self._emit("tool.returned", **where, duration_ms=(time.perf_counter() - started) * 1000, text=result.text)
+        return result.text
+
+    async def _finish(self, turn: tuple[str, int], reply: _Reply, text: str) -> None:
+        """The reply is complete: its results go back to the chat, or — no call in it — the turn has ended."""
+        if reply.calls:
+            results = [await task for task in list(reply.calls)]
+            reply.finished = True
+            await self._deliver(turn, "\n\n".join(results))
+            return
+        reply.finished = True
+        loose = self._loose_call(text)
+        if loose is not None:  # a call the chat wrote without its tags (a site that drops them): the user decides
+            key = uuid.uuid4().hex[:12]
+            self._offers[key] = (turn, loose)
+            self._emit("bridge.offered", tool=loose["name"], arguments=loose.get("arguments"))
+            offer = {"type": "offer", "key": key, "tool": loose["name"], "arguments": loose.get("arguments")}
+            await self._post(offer)
+            return
+        self._emit("bridge.answered", calls=self._turn_calls)
+        self._answers.append(text)
+        self._answered.set()
+        self._status(f"the assistant answered ({self._turn_calls} tool calls this turn)")
+
+    async def _run_offer(self, turn: tuple[str, int], reply: _Reply, call: dict[str, Any]) -> None:
+        """The user pressed "run this call": the press is their confirmation."""
+        result = await self._handle(reply, {**call, "confirmed": True}, None)
+        await self._deliver(turn, result)
+
+    async def _deliver(self, turn: tuple[str, int], text: str) -> None:
+        self._status("results ready: they go back to the chat")
+        await self._post({"type": "result", "session": turn[0], "turn": turn[1], "text": text})
+
+    def _loose_call(self, text: str) -> dict[str, Any] | None:
+        """A bridged tool's call written as bare JSON (no tags), for the "run this call" button."""
+        names = set(tool_specs(self._tools()))
+        decoder = json.JSONDecoder()
+        for match in itertools.islice(re.finditer(r"\{", text), MAX_OFFER_SCAN):
+            try:
+                found, _ = decoder.raw_decode(text, match.start())
+            except ValueError:
+                continue
+            if isinstance(found, dict) and found.get("name") in names and isinstance(found.get("arguments", {}), dict):
+                return {"name": found["name"], "arguments": found.get("arguments", {})}
+        return None
+
+    # ----- confirmations -----
+
+    async def _confirm(self, spec: ToolSpec, arguments: Any, record: BridgedCall) -> bool:
+        """A card in the chat page (and in both panels); the first answer wins. Unanswered within the turn's
+        time limit, it counts as denied."""
+        loop = asyncio.get_running_loop()
+        request_id = uuid.uuid4().hex[:12]
+        future: asyncio.Future[bool] = loop.create_future()
+        self._pending[request_id] = (future, "")
+        tool = spec.tool
+        self._emit(
+            "confirmation.requested",
+            id=request_id,
+            tool=spec.tool_name,
+            arguments=arguments,
+            read_only=tool.read_only,
+            risk=tool.risk,
+            origin="bridge",
+        )
+        self._status(f"{spec.model_name} waits for your answer on its card")
+        card = {"type": "card", "id": request_id, "tool": spec.model_name, "source": record.source}
+        self._spawn(self._post({**card, "risk": tool.risk, "arguments": arguments}))
+        remaining = max(0.0, self.turn_timeout - (time.monotonic() - self._turn_started))
+        try:
+            approved = await asyncio.wait_for(asyncio.shield(future), remaining)
+        except asyncio.TimeoutError:
+            approved = False
+            self._pending[request_id] = (future, "nobody: the turn's time ran out")
+        by = self._pending.pop(request_id)[1]
+        self._emit("confirmation.answered", id=request_id, tool=spec.tool_name, approved=approved, by=by)
+        self._spawn(self._post({"type": "resolve", "id": request_id, "approved": approved, "by": by}))
+        return approved
+
+    def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
+        """Answer a confirmation (the oldest when ``request_id`` is None), from any thread; the first answer
+        wins. The chat page's card and both panels answer through this."""
+        found = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
+        if found is None or found[0].done():
+            return False
+        future = found[0]
+        key = request_id or next(k for k, v in self._pending.items() if v[0] is future)
+        self._pending[key] = (future, by)
+        future.get_loop().call_soon_threadsafe(_settle, future, approved)
+        return True
+
+    @property
+    def pending(self) -> list[str]:
+        """Confirmations waiting for an answer, by id."""
+        return [key for key, (future, _) in self._pending.items() if not future.done()]
+
+    # ----- public -----
+
+    @_loop.on_loop
+    async def acheck(self) -> SiteCheck:
+        """Which selector of the site's adapter works on the live page, and which fails."""
+        request_id = uuid.uuid4().hex[:12]
+        waiter: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._checks[request_id] = waiter
+        try:
+            await self._post({"type": "check", "id": request_id})
+            found = await asyncio.wait_for(waiter, CHECK_TIMEOUT)
+        finally:
+            self._checks.pop(request_id, None)
+        return SiteCheck(self.site.name, found)
+
+    check = _loop.blocking(acheck)
+
+    @_loop.on_loop
+    async def asend(self, text: str) -> None:
+        """Type ``text`` into the chat as the user would, with the tool instructions when the conversation needs
+        them, and send it. Returns at once; ``wait()`` waits for the assistant's answer."""
+        self._answered.clear()
+        await self._post({"type": "say", "text": str(text)})
+
+    send = _loop.blocking(asend)
+
+    @_loop.on_loop
+    async def await_answer(self, timeout: float = 120.0) -> str:
+        """The assistant's next answer without a tool call (the end of a turn), as the page shows it."""
+        count = len(self._answers)
+        deadline = asyncio.get_running_loop().time() + timeout
+        while len(self._answers) <= count:
+            self._answered.clear()
+            remaining = deadline - asyncio.get_running_loop().time()
+            if remaining <= 0:
+                raise TimeoutError(f"the chat did not answer without a tool call within {timeout:g} s")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._answered.wait(), remaining)
+        return self._answers[count]
+
+    wait_answer = _loop.blocking(await_answer)
+
+    @_loop.on_loop
+    async def aset_enabled(self, enabled: bool) -> None:
+        """Switch the bridge on or off, as the bar's switch does (off: replies are not read, nothing is added)."""
+        self.enabled = bool(enabled)
+        await self._post({"type": "config", **self._config()})
+        self._emit("bridge.state", enabled=self.enabled, by="notebook")
+
+    set_enabled = _loop.blocking(aset_enabled)
+
+    @_loop.on_loop
+    async def aclose(self) -> None:
+        """Take the bar away from the page and stop; confirmations still waiting are denied."""
+        if self.closed:
+            return
+        self.closed = True
+        for future, _ in self._pending.values():
+            _settle(future, False)
+        for stop in self._unsubscribe:
+            stop()
+        with contextlib.suppress(WebMCPError):
+            await self._post({"type": "close"})
+        for task in list(self._tasks):
+            task.cancel()
+        self.running = False
+        self._emit("bridge.closed")
+        if self._owns_session and self.session is not None:
+            self.session.close()
+
+    close = _loop.blocking(aclose)
+
+    _owns_session = False
+    """Whether closing the bridge closes its session (one it started itself)."""
+
+    def __enter__(self) -> ChatBridge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ----- helpers -----
+
+    def _status(self, text: str) -> None:
+        if self.running:
+            self._spawn(self._post({"type": "status", "text": text}))
+
+    def _spawn(self, work: Any) -> asyncio.Task[Any]:
+        task: asyncio.Task[Any] = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and isinstance(task.exception(), NotConnectedError):
+            self.running = False  # the page side is gone; the next page of the tab starts it again
+
+    def _emit(self, kind: str, **data: Any) -> Event:
+        data.setdefault("origin", "bridge")
+        event: Event = self._browser.events.emit(kind, tab_id=self.tab.id, url=self.tab.url, **data)
+        return event
+
+    def __repr__(self) -> str:
+        state = (
+            "closed" if self.closed else ("on" if self.enabled else "off") + ("" if self.running else ", not running")
+        )
+        return visible(f"<ChatBridge {self.site.name} in tab {self.tab.id} ({state}), {len(self.tools)} tools>")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        specs = tool_specs(self._tools())
+        rows = [
+            [name, risk_label(s.tool.risk), self._source(s), clip(s.tool.description or "", 120)]
+            for name, s in specs.items()
+        ]
+        calls = [
+            [c.tool, clip(json.dumps(c.arguments, default=str), 80), c.status, clip(c.text, 120)] for c in self.calls
+        ]
+        head = repr(self)
+        html = f"<div><b>{escape(head)}</b>{table(['tool', 'risk', 'source', 'description'], rows, 'Bridged tools')}"
+        if calls:
+            html += table(["tool", "arguments", "status", "result"], calls, "Calls")
+        lines = [
+            head,
+            *(f"  {r[0]} [{r[1]}] {r[2]}" for r in rows),
+            *(f"  call {c[0]}({c[1]}) → {c[2]}" for c in calls),
+        ]
+        return {"text/plain": visible("\n".join(lines)), "text/html": html + "</div>"}
+
+
+def _settle(future: asyncio.Future[bool], approved: bool) -> None:
+    if not future.done():
+        future.set_result(approved)
+
+
+@_loop.on_loop
+async def achat_bridge(
+    tab: Tab,
+    servers: Sequence[Any] = (),
+    *,
+    site: str | Path | Mapping[str, Any] | Site = "generic",
+    confirm: Literal["high", "medium", "always", "never"] = CONFIRM["default"],
+    allow_high_risk: bool = False,
+    auto_send: bool = True,
+    max_tool_calls: int = LIMITS["max_tool_calls"],
+    tool_timeout: float = LIMITS["tool_timeout_s"],
+    turn_timeout: float = LIMITS["turn_timeout_s"],
+    max_result_chars: int = LIMITS["max_result_chars"],
+    session: Session | Literal[False] | None = None,
+) -> ChatBridge:
+    """Bridge the web chat in ``tab`` to the tools of ``servers`` (``wm.mcp.connect(...)`` servers, and tabs whose
+    page tools it may use): a bar and confirm cards appear in the page; what the user sends gets the tool
+    instructions; the assistant's calls run here and their results go back into the chat (sent when
+    ``auto_send``, else left in the input). ``site``: an adapter's name (``generic``, ``chatgpt``, ``deepseek``,
+    ``kimi``, ``demo-chat``), a JSON file or a dict. ``confirm`` and ``allow_high_risk`` are the agent's policy,
+    the limits its limits. Recorded in ``session`` (default: the browser's open session, or a new one)."""
+    try:
+        policy = resolve_policy(confirm)
+    except ValueError as exc:
+        raise ConfigurationError(str(exc)) from None
+    if not servers:
+        raise ConfigurationError("chat_bridge() needs servers=[...]: wm.mcp.connect(...) servers or tabs")
+    for source in servers:
+        if not hasattr(source, "tools"):
+            raise ConfigurationError(f"servers must be MCP servers or tabs, not {type(source).__name__}")
+    browser = tab.browser
+    owned = session is None and browser.session is None
+    recording = None if session is False else (session or browser.session or Session(browser, evidence="off"))
+    bridge = ChatBridge(
+        tab,
+        servers,
+        site=load_site(site),
+        confirm=policy,
+        allow_high_risk=allow_high_risk,
+        auto_send=auto_send,
+        max_tool_calls=max_tool_calls,
+        tool_timeout=tool_timeout,
+        turn_timeout=turn_timeout,
+        max_result_chars=max_result_chars,
+        session=recording,
+    )
+    bridge._owns_session = owned and recording is not None
+    bridge._unsubscribe.append(browser._on_relay(bridge._on_relay))
+    bridge._unsubscribe.append(browser.events.subscribe(bridge._on_event))
+    for source in servers:
+        if not isinstance(source, Tab):
+            bridge._unsubscribe.append(source.events.subscribe(lambda event: bridge._tools_changed()))
+    browser._add_agent(bridge)
+    try:
+        await bridge._open()
+    except BaseException:
+        await bridge.aclose()
+        raise
+    specs = tool_specs(bridge._tools())
+    bridge._emit("bridge.opened", site=bridge.site.name, tools=list(specs), confirm=policy, auto_send=auto_send)
+    return bridge
+
+
+chat_bridge = _loop.blocking(achat_bridge)

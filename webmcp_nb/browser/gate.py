@@ -1,0 +1,112 @@
+"""The one gate every face that acts for a model calls before it acts on a site of the user's own browser: agents
+(``wm.Agent``, and so evals), ``webmcp-nb mcp``, and the chat-site bridge. The side panel's chat calls the same
+check through its worker (``grants.check``). A notebook user's own calls (``tab.call``, ``tab.tools[...]()``, the
+panels' Call buttons) are the user acting and never come here.
+
+    from webmcp_nb.browser.gate import Asker, check_site, need_of
+
+    who = Asker("bridge", "chat.example.com")          # kind: agent, mcp, sidepanel, bridge; name: what it is
+    await check_site(tab.browser, "read", who, tab=tab, action="read")              # the page's title, URL, tools
+    await check_site(tab.browser, need_of(tool), who, tab=tab, action="call", tool=tool.name, risk=tool.risk)
+    await check_site(browser, "read", who, url=target, action="open")                # before opening a site
+
+It returns when the site's grant allows ``need`` (``read``: list tools, call read-only tools, screenshots; ``act``:
+every tool), and raises :class:`~webmcp_nb.core.errors.PermissionDeniedError` (``PERMISSION_DENIED``) with a
+message the caller can show its user when it does not: the site is ``none``, or nobody answered the ask in time,
+or the answer did not allow it. A site never granted makes the relay ask the user (a card in the side panel and the
+notebook panel naming the site, who asks and what) and the call waits for the answer, up to ``timeout`` seconds.
+The relay decides from the grant file as it is at that moment, so a revoke counts from the next check. An answer
+of ``once`` allows the rest of the current task (one MCP request, one agent turn) for that need and site, held in a
+context variable. Browsers the library launched are exempt unless ``launch(grants=True)``: the check returns at
+once without a round trip.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ..core.errors import PermissionDeniedError, ProtocolError
+from ..link.grant_asks import ASK_TIMEOUT
+from ..link.grants import origin_of, satisfies
+from .browser import Browser
+
+if TYPE_CHECKING:
+    from .tab import Tab
+    from .tools import Tool
+
+__all__ = ["Asker", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
+
+Need = Literal["read", "act"]
+REPLY_MARGIN = 10.0
+"""Seconds the caller waits for the relay beyond the ask's own time limit."""
+
+_held: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("webmcp_nb_grants_held", default=())
+"""What answers of ``once`` allowed in this task: (site, need) pairs."""
+
+
+@dataclass(frozen=True)
+class Asker:
+    """Who asks, as the asking card names it: ``kind`` (``agent``, ``mcp``, ``sidepanel``, ``bridge``) and ``name``
+    (the model, the MCP client's name, the chat site)."""
+
+    kind: str
+    name: str
+
+
+def need_of(tool: Tool | Any) -> Need:
+    """What calling ``tool`` needs of its site: ``read`` for a read-only tool, ``act`` for any other."""
+    return "read" if getattr(tool, "risk", "medium") == "low" else "act"
+
+
+def _held_for(site: str | None) -> str | None:
+    held = [need for where, need in _held.get() if where == site]
+    return "act" if "act" in held else (held[0] if held else None)
+
+
+def shows(browser: Browser | Any, url: str, need: Need = "read") -> bool:
+    """Whether what ``url`` shows (title, address, tools) may be shown to a model now, without asking: the grants
+    as the relay last pushed them, and what ``once`` allowed in this task. For listings; acts use
+    :func:`check_site`."""
+    if not isinstance(browser, Browser):
+        return True
+    held = _held_for(origin_of(url))
+    return browser._grants.allows(url, need) or (held is not None and satisfies(held, need))
+
+
+async def check_site(
+    browser: Browser | Any,
+    need: Need,
+    asker: Asker,
+    *,
+    tab: Tab | None = None,
+    url: str | None = None,
+    action: str,
+    tool: str | None = None,
+    risk: str | None = None,
+    timeout: float = ASK_TIMEOUT,
+) -> None:
+    """Return if ``asker`` may do ``action`` (which needs ``need``) on ``url``'s site, or ``tab``'s; ask the user
+    when the site was never granted; raise ``PermissionDeniedError`` when it may not (see the module)."""
+    if not isinstance(browser, Browser) or not browser._grants.enforced:
+        return  # a mock browser (evals' local mode) has no sites; a launched browser is exempt by default
+    where = url if url is not None else (tab.url if tab is not None else "")
+    site = origin_of(where)
+    params: dict[str, Any] = {
+        "need": need,
+        "who": {"kind": asker.kind, "name": asker.name},
+        "action": action,
+        "timeoutMs": int(timeout * 1000),
+    }
+    params |= {"url": url} if url is not None or tab is None else {"tabId": tab.id}
+    params |= {k: v for k, v in (("tool", tool), ("risk", risk), ("held", _held_for(site))) if v is not None}
+    try:
+        reply = await browser._check_grant(params, timeout + REPLY_MARGIN)
+    except ProtocolError as exc:  # an older relay daemon, still running, that knows no grants: refuse
+        raise PermissionDeniedError(
+            f"the relay could not check this site's grant ({exc.message}); if it is an older webmcp-nb relay, stop "
+            "it (`webmcp-nb doctor` shows its pid) and connect again"
+        ) from None
+    if reply.get("answer") == "once" and site is not None:
+        _held.set((*_held.get(), (site, need)))

@@ -1,0 +1,92 @@
+"""What ``webmcp-nb mcp`` asks of the site grants (:mod:`webmcp_nb.browser.gate`) before it acts for its MCP client
+on the user's own browser, tool by tool:
+
+- ``open_tab``, ``navigate``: ``read`` of the target URL's site, before loading it;
+- ``select_tab``: ``read`` of the tab's site; ``close_tab``: ``act`` on the closed tab's site;
+- ``go_back``, ``reload``, ``screenshot``, ``list_page_tools``, ``inject_skill``: ``read`` of the bound tab's site;
+- page tools (``page_*``, ``call_page_tool``): ``read`` for read-only tools, ``act`` for the others;
+- ``list_tabs`` shows a tab on a site the client may not read as such (its id, no URL, title or tools), and the
+  bound tab's page tools are listed only while its site may be read; neither asks.
+
+A refusal is a ``PERMISSION_DENIED`` result the client can show its user. Browsers ``--launch`` started are exempt.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..browser.gate import Asker, Need, check_site, need_of, shows
+
+if TYPE_CHECKING:
+    from ..browser.tab import Tab
+    from .server import WebMCPServer
+
+__all__ = ["McpSites", "NOT_GRANTED", "READ_BOUND_TAB"]
+
+NOT_GRANTED = "a site not granted to this client: select_tab asks the user"
+READ_BOUND_TAB = {"go_back": "go back", "reload": "reload", "screenshot": "screenshot", "list_page_tools": "list tools"}
+"""Fixed tools that read the bound tab's site, and how the asking card says it."""
+
+
+class McpSites:
+    """The grant checks of one ``webmcp-nb mcp`` session."""
+
+    def __init__(self, server: WebMCPServer) -> None:
+        self.server = server
+
+    def asker(self) -> Asker:
+        return Asker("mcp", self.server._client_name or "an MCP client")
+
+    async def _check(self, need: Need, *, tab: Tab | None = None, url: str | None = None, **what: Any) -> None:
+        browser = tab.browser if tab is not None else self.server.browser
+        await check_site(browser, need, self.asker(), tab=tab, url=url, timeout=self.server.options.ask_timeout, **what)
+
+    async def before(self, name: str, arguments: dict[str, Any]) -> None:
+        """Before fixed tool ``name``: the check it needs (see the module), or none. Arguments that do not fit are
+        left to the tool, which says what is wrong with them."""
+        browser, bound = self.server.browser, self.server.tab
+        url, tab_id = arguments.get("url"), arguments.get("tab_id")
+        if bound is not None and bound.closed:
+            bound = None
+        if name in ("open_tab", "navigate"):
+            if isinstance(url, str) and url:
+                await self._check("read", url=url, action="open" if name == "open_tab" else "navigate")
+        elif name in ("select_tab", "close_tab") and isinstance(tab_id, int) and not isinstance(tab_id, bool):
+            if browser is not None:
+                need: Need = "read" if name == "select_tab" else "act"
+                await self._check(need, tab=browser.tab(tab_id), action=name.replace("_", " "))
+        elif name == "close_tab" and bound is not None and tab_id is None:
+            await self._check("act", tab=bound, action="close tab")
+        elif name in READ_BOUND_TAB and bound is not None:
+            await self._check("read", tab=bound, action=READ_BOUND_TAB[name])
+        elif name == "inject_skill" and bound is not None:
+            skill = arguments.get("name") if isinstance(arguments.get("name"), str) else None
+            await self._check("read", tab=bound, action="inject", tool=skill)
+
+    async def before_call(self, tab: Tab, name: str, frame: int | None) -> None:
+        """Before a page tool's call: ``read`` for a read-only tool, ``act`` for any other (or one not listed)."""
+        tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
+        need = need_of(tool) if tool is not None else "act"
+        risk = tool.risk if tool is not None else None
+        await self._check(need, tab=tab, action="call", tool=name, risk=risk)
+
+    def shows(self, tab: Tab) -> bool:
+        """Whether the tab's URL, title and tools may be shown to the client now (no ask)."""
+        return shows(tab.browser, tab.url)
+
+    async def tabs(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``list_tabs``' entries, with the tabs on sites the client may not read reduced to their id, from the
+        grants as the relay reads them now."""
+        browser = self.server.browser
+        if browser is None or not browser._grants.enforced:
+            return entries
+        await browser._grants_now()
+        shown = []
+        for entry in entries:
+            tab = next((t for t in browser.tabs if t.id == entry["id"]), None)
+            if tab is None or shows(browser, tab.url):
+                shown.append(entry)
+            else:
+                hidden: dict[str, Any] = {k: entry[k] for k in ("id", "bound_here", "held_by") if k in entry}
+                shown.append({**hidden, "site": NOT_GRANTED})
+        return shown
