@@ -16,8 +16,13 @@ from webmcp_nb.demo.server import DEMO_PAGES, DemoServer
 
 PAGES = Path(__file__).parent / "pages"
 
-# Sessions, tokens and daemon logs of the suite go to a throwaway home, not the user's.
-os.environ.setdefault("WEBMCP_NB_HOME", tempfile.mkdtemp(prefix="webmcp-nb-tests-"))
+# Sessions, tokens and daemon logs of the suite go to a throwaway home, not the user's; each of pytest-xdist's
+# workers gets one of its own (the workers inherit the first process's environment).
+_HOME = Path(os.environ.get("WEBMCP_NB_HOME") or tempfile.mkdtemp(prefix="webmcp-nb-tests-"))
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    _HOME = _HOME / os.environ["PYTEST_XDIST_WORKER"]
+    _HOME.mkdir(mode=0o700, exist_ok=True)
+os.environ["WEBMCP_NB_HOME"] = str(_HOME)
 
 
 LAUNCHED = {"polyfill_browser", "native_browser", "worker_browser", "own_browser", "chromium", "lab"}
