@@ -947,7 +947,10 @@ class _Shown:
     def tool(self, mcp_name: str, tab: Tab) -> Tool | None:
         """The ``Tool`` shown under ``mcp_name`` in ``tab``, or ``None`` when nothing was shown there by it."""
         info = self.by_mcp_name.get(mcp_name)
-        return Tool(tab, info) if info is not None and self.tab is tab else None
+        if info is None or self.tab is not tab:
+            return None
+        current = tab._tools.get((info.frame_id, info.name))  # the tab's own object while the tool is unchanged
+        return current if current is not None and current.info is info else Tool(tab, info)
 
 
 def _shipped_skills() -> dict[str, Skill]:
