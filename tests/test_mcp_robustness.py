@@ -160,7 +160,18 @@ def test_url_reuses_a_tab_showing_it_and_a_session_closes_the_tabs_it_opened(
     target = [sys.executable, "-m", "webmcp_nb", "mcp", "--port", str(daemon.port)]
 
     def inspect(*method: str) -> Any:
-        command = [str(inspector), "--cli", "--format", "json", "-q", *env, *target, *method]
+        command = [
+            str(inspector),
+            "--cli",
+            "--format",
+            "json",
+            "-q",
+            "--connect-timeout",
+            "60000",
+            *env,
+            *target,
+            *method,
+        ]
         done = subprocess.run(command, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)["result"]

@@ -123,7 +123,18 @@ def test_the_mcp_inspector_cli_lists_and_calls_page_tools(server, tmp_path) -> N
     target = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("flights/")]
 
     def inspect(*method: str) -> subprocess.CompletedProcess[str]:
-        command = [str(inspector), "--cli", "--format", "json", "-q", *env, *target, *method]
+        command = [
+            str(inspector),
+            "--cli",
+            "--format",
+            "json",
+            "-q",
+            "--connect-timeout",
+            "60000",
+            *env,
+            *target,
+            *method,
+        ]
         return subprocess.run(command, capture_output=True, text=True, timeout=120)
 
     listed = inspect("--method", "tools/list")
