@@ -49,7 +49,7 @@ from .providers import Provider, resolve_provider
 if TYPE_CHECKING:
     from ..browser.skills import Skill
     from ..browser.tab import Tab
-    from ..mcp.client import MCPServer, MCPTool
+    from ..mcp.client import MCPResult, MCPServer, MCPTool
 
 __all__ = [
     "Agent",
@@ -59,6 +59,7 @@ __all__ = [
     "ConfirmationRequest",
     "Usage",
     "DEFAULT_SYSTEM_PROMPT",
+    "call_mcp_recorded",
 ]
 
 ConfirmPolicy = Literal["high", "medium", "always", "never", "non-readonly"]
@@ -536,29 +537,8 @@ class Agent:
         return [*self.tab.tools.values(), *(tool for server in self.mcp_servers for tool in server.tools.values())]
 
     async def _call_mcp(self, spec: ToolSpec, arguments: Any, timeout: float) -> tuple[Any, str, float]:
-        """An MCP server's tool, recorded in the agent's stream as a page tool's call is (with ``server``, and what
-        a replay needs to stand in for the server: the tool's description and annotations)."""
-        tool = spec.tool
-        assert not isinstance(tool, Tool)
-        where = {"tool": spec.tool_name, "server": tool.server.name}
-        self._emit(
-            "tool.called",
-            **where,
-            arguments=arguments,
-            read_only=tool.read_only,
-            source=tool.source,
-            description=tool.description,
-            annotations={k: v for k, v in tool.annotations.items() if k != "untrustedContentHint"},
-        )
-        started = time.perf_counter()
-        try:
-            result = await tool.server.acall(tool.name, spec.page_arguments(arguments), timeout=timeout)
-        except WebMCPError as exc:
-            duration = (time.perf_counter() - started) * 1000
-            self._emit("tool.failed", **where, duration_ms=duration, code=exc.code.value, error=exc.message)
-            raise
-        duration = (time.perf_counter() - started) * 1000
-        self._emit("tool.returned", **where, duration_ms=duration, text=result.text)
+        """An MCP server's tool, recorded in the agent's stream as a page tool's call is."""
+        result, duration = await call_mcp_recorded(spec, arguments, timeout, self._emit)
         return result.value, result.text, duration
 
     async def _confirm(self, spec: ToolSpec, arguments: Any, can_wait: bool) -> bool:
@@ -658,3 +638,38 @@ def _error_text(exc: BaseException) -> str:
 def _settle(future: asyncio.Future[bool], approved: bool) -> None:
     if not future.done():
         future.set_result(approved)
+
+
+async def call_mcp_recorded(
+    spec: ToolSpec, arguments: Any, timeout: float, emit: Callable[..., Any], **where: Any
+) -> tuple[MCPResult, float]:
+    """Call the MCP server's tool behind ``spec`` and record it with ``emit`` as a page tool's call is recorded:
+    ``tool.called`` (with ``server``, and what a replay needs to stand in for the server: the tool's description and
+    annotations), then ``tool.returned`` or ``tool.failed``; ``where`` adds fields to each (``origin``). The agent
+    and the chat-site bridge both call through it. Returns the result and the call's time in ms."""
+    tool = spec.tool
+    assert not isinstance(tool, Tool)
+    where = {"tool": spec.tool_name, "server": tool.server.name, **where}
+    hints = {k: v for k, v in tool.annotations.items() if k != "untrustedContentHint"}
+    emit(
+        "tool.called",
+        **where,
+        arguments=arguments,
+        read_only=tool.read_only,
+        source=tool.source,
+        description=tool.description,
+        annotations=hints,
+    )
+    started = time.perf_counter()
+    try:
+        result = await tool.server.acall(tool.name, spec.page_arguments(arguments), timeout=timeout)
+    except WebMCPError as exc:
+        emit("tool.failed", **where, duration_ms=_ms_since(started), code=exc.code.value, error=exc.message)
+        raise
+    duration = _ms_since(started)
+    emit("tool.returned", **where, duration_ms=duration, text=result.text)
+    return result, duration
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

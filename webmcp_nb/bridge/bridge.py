@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, specs_text, tool_specs
 from ..browser.gate import Asker, check_site, need_of
@@ -375,7 +376,8 @@ class ChatBridge:
                 )
                 text = (await acting_as("bridge", call)).text  # the tab emits tool.called … itself
             else:
-                text = await self._call_mcp(spec, arguments)
+                result, _ = await call_mcp_recorded(spec, arguments, self.tool_timeout, self._emit, origin="bridge")
+                text = result.text
         except WebMCPError as exc:
             record.status, record.text = "error", fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
             body = result_text(spec.model_name, "error", record.text, untrusted, self.max_result_chars)
@@ -384,31 +386,6 @@ class ChatBridge:
             body = result_text(spec.model_name, "ok", text, untrusted, self.max_result_chars)
         record.duration_ms = (time.perf_counter() - started) * 1000
         return body
-
-    async def _call_mcp(self, spec: ToolSpec, arguments: dict[str, Any]) -> str:
-        """An MCP tool's call, recorded as the agent records one (what a replay needs to stand in for it)."""
-        tool = spec.tool
-        assert not isinstance(tool, Tool)
-        where = {"tool": spec.tool_name, "server": tool.server.name, "origin": "bridge"}
-        hints = {k: v for k, v in tool.annotations.items() if k != "untrustedContentHint"}
-        self._emit(
-            "tool.called",
-            **where,
-            arguments=arguments,
-            read_only=tool.read_only,
-            source=tool.source,
-            description=tool.description,
-            annotations=hints,
-        )
-        started = time.perf_counter()
-        try:
-            result = await tool.server.acall(tool.name, spec.page_arguments(arguments), timeout=self.tool_timeout)
-        except WebMCPError as exc:
-            took = (time.perf_counter() - started) * 1000
-            self._emit("tool.failed", **where, duration_ms=took, code=exc.code.value, error=exc.message)
-            raise
-        self._emit("tool.returned", **where, duration_ms=(time.perf_counter() - started) * 1000, text=result.text)
-        return result.text
 
     async def _finish(self, turn: tuple[str, int], reply: _Reply, text: str) -> None:
         """The reply is complete: its results go back to the chat, or — no call in it — the turn has ended."""
