@@ -131,3 +131,39 @@ def test_the_mcp_servers_listing_shows_the_override(results: wm.Tab) -> None:
     assert shown.description is not None and shown.description.endswith(SHOWN)
     assert shown.input_schema["properties"]["stops"]["description"] == "[0] for direct flights"
     assert set(shown.input_schema["properties"]) == {"stops"}  # the override's schema, not the page's nine fields
+
+
+def test_webmcp_nb_mcp_shows_the_overrides_of_a_file_and_the_page_runs_its_own_tool(server, tmp_path: Path) -> None:
+    """``webmcp-nb mcp --overrides FILE``: a desktop client (the SDK's, over stdio) is shown the file's text; its call
+    reaches the page's own tool. A file that is wrong is refused before anything starts, naming what is wrong."""
+    import subprocess
+    import sys
+
+    import anyio
+    import yaml
+    from mcp_peers import mcp_session, server_env
+
+    shown = "Searches flights. Give IATA codes in capitals and dates as YYYY-MM-DD."
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(yaml.safe_dump({"searchFlights": {"description": shown}}))
+
+    async def run(errlog: object) -> None:
+        args = ("--launch", "--url", server.url("flights/"), "--overrides", str(overrides))
+        async with mcp_session(*args, errlog=errlog) as (client, _):
+            listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+            described = listed["page_searchFlights"].description or ""
+            assert described.endswith(shown) and "shows the results in the page" not in described  # not the page's
+            result = await client.call_tool("page_searchFlights", DEMO_SEARCH)
+            assert not result.is_error and json.loads(result.content[0].text)["count"] > 0
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        anyio.run(run, errlog)
+
+    overrides.write_text(yaml.safe_dump({"searchFlights": {"name": "renamed"}}))
+    command = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--overrides", str(overrides)]
+    refused = subprocess.run(
+        command, capture_output=True, text=True, timeout=60, env=server_env(), stdin=subprocess.DEVNULL
+    )
+    assert (
+        refused.returncode == 2 and "'name' cannot be overridden" in refused.stderr and str(overrides) in refused.stderr
+    )

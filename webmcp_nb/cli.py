@@ -97,7 +97,15 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         print(f"webmcp-nb mcp needs the MCP SDK: pip install 'webmcp-nb[mcp]' ({exc})", file=sys.stderr)
         return 2
+    from .browser.overrides import load_overrides
+    from .core.errors import ConfigurationError
+
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="webmcp-nb mcp: %(message)s")
+    try:
+        overrides = load_overrides(args.overrides) if args.overrides else {}
+    except ConfigurationError as exc:
+        print(f"webmcp-nb mcp: --overrides {exc}", file=sys.stderr)
+        return 2
     options = Options(
         launch=args.launch,
         url=args.url,
@@ -107,6 +115,7 @@ def _mcp(args: argparse.Namespace) -> int:
         browser_id=args.browser_id,
         allow_file_urls=args.allow_file_urls,
         ask_timeout=args.ask_timeout,
+        overrides=overrides,
     )
     return serve(options)
 
@@ -448,6 +457,12 @@ def parser() -> argparse.ArgumentParser:
     )
     mcp.add_argument(
         "--ask-timeout", type=float, default=60.0, help="seconds an ask for a site's grant waits for you (default 60)"
+    )
+    mcp.add_argument(
+        "--overrides",
+        metavar="FILE",
+        help="a YAML or JSON file {tool: {description, title, input_schema}}: what the client is shown instead of "
+        "the page's own text (calls still reach the page's tools)",
     )
     mcp.set_defaults(func=_mcp)
 

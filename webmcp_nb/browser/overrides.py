@@ -11,14 +11,18 @@ apply them again. An override's schema that differs from the page's is named, fi
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..core.display import Markup, clip, escape, table, visible
-from ..core.errors import InvalidArgumentsError
+import yaml
 
-__all__ = ["ToolOverride", "Overrides", "FIELDS", "schema_differences", "check_fields"]
+from ..core.display import Markup, clip, escape, table, visible
+from ..core.errors import ConfigurationError, InvalidArgumentsError
+
+__all__ = ["ToolOverride", "Overrides", "FIELDS", "schema_differences", "check_fields", "load_overrides"]
 
 FIELDS = ("description", "title", "input_schema")
 """What an override may change (never the name, the annotations or where the tool runs)."""
@@ -53,6 +57,29 @@ def check_fields(name: str, fields: Mapping[str, Any]) -> dict[str, Any]:
     if not out:
         raise InvalidArgumentsError(f"override of {name}: give a description, a title or an input_schema", field=None)
     return out
+
+
+def load_overrides(path: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Overrides from a YAML or JSON file, ``{tool: {description?, title?, input_schema?}}`` (what ``webmcp-nb mcp
+    --overrides`` shows its client); ``ConfigurationError`` naming the file and what is wrong in it."""
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigurationError(f"{file}: cannot read the overrides: {exc}") from None
+    if not isinstance(data, dict) or not data:
+        raise ConfigurationError(f"{file}: overrides are a mapping {{tool name: {{description, title, input_schema}}}}")
+    found: dict[str, dict[str, Any]] = {}
+    for name, fields in data.items():
+        if not isinstance(fields, dict):
+            raise ConfigurationError(
+                f"{file}: {name}: {{description, title, input_schema}}, not {type(fields).__name__}"
+            )
+        try:
+            found[str(name)] = check_fields(str(name), fields)
+        except InvalidArgumentsError as exc:
+            raise ConfigurationError(f"{file}: {exc.message}") from None
+    return found
 
 
 def _properties(schema: Any) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import mcp_types as types
@@ -119,6 +119,9 @@ class Options:
     """Seconds an ask for a site's grant waits for the user before the call is refused."""
     allow_file_urls: bool = False
     """Let the MCP client open file: URLs (off by default: see :mod:`webmcp_nb.mcp.urls`)."""
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """What the client is shown of page tools instead of the page's text, by tool name (``--overrides FILE``); calls
+    still reach the page's own tools (see :mod:`webmcp_nb.browser.overrides`)."""
 
 
 def _annotations(read_only: bool, destructive: bool, idempotent: bool = False) -> types.ToolAnnotations:
@@ -525,6 +528,8 @@ class WebMCPServer:
             self.tab = tab
             self._names = _PageNames(tab.id)
             self._shown = _Shown()
+            for name, fields in self.options.overrides.items():
+                tab.tools.override(name, **fields, missing_ok=True)
         self._changed()
 
     # ----- announcing list changes -----
