@@ -40,7 +40,9 @@ def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(serve
         stop_service_worker(browser)
         eventually(lambda: relay.browser_connections >= 2, 15, "the restarted worker")
         assert relay.browser_connections == 2  # the restarted worker dialled in again, at the first try
-        assert ("/browser", 1008) not in relay.refused  # its hello came before any other message
+        # Its hello came first and was valid: a refused dial can only be one that ran out of time (a loaded machine).
+        out_of_time = ("(TimeoutError)", "(ConnectionClosedOK)", "(ConnectionClosedError)")
+        assert all(any(kind in r.reason for kind in out_of_time) for r in relay.refused), relay.refused
         assert tab.call("received").value == []  # and routes calls: it rebuilt its mirror
         assert set(tab.tools) >= {"boom", "strict"}
         assert all(len(other.tools) > 0 for other in others)

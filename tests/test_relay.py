@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed
 
 from webmcp_nb.core.errors import NotConnectedError
 from webmcp_nb.link import auth
-from webmcp_nb.link.connection import LOST, Connection
+from webmcp_nb.link.connection import LOST, RELAY_WAIT, Connection
 from webmcp_nb.link.home import read_secret
 from webmcp_nb.link.relay import MAX_UNAUTHENTICATED, Relay
 
@@ -184,6 +184,50 @@ def test_a_reconnect_that_cannot_read_the_secret_says_why_and_keeps_trying(tmp_p
 
     message = asyncio.run(scenario())
     assert "cannot read the pairing secret safely" in message and "delete the file" in message, message
+
+
+def test_a_request_waits_for_the_relay_its_client_restarts_but_not_for_one_that_died():
+    """The daemon ``connect()`` starts takes seconds to import the library: a call made meanwhile waits for it,
+    rather than failing after :data:`RELAY_WAIT`; a daemon that exited is not waited for."""
+
+    class Daemon:  # what on_refused returns: the process it started (``poll()`` is None while it runs)
+        def __init__(self) -> None:
+            self.exit_code: int | None = None
+
+        def poll(self) -> int | None:
+            return self.exit_code
+
+    async def scenario():
+        secret = "a-test-secret-of-some-length"
+        relay = await Relay(secret).start()
+        daemon, relays = Daemon(), [relay]
+
+        def restart() -> Daemon:
+            async def come_up() -> None:
+                await asyncio.sleep(3 * RELAY_WAIT)
+                if daemon.exit_code is None:
+                    relays.append(await Relay(secret, port=relay.port).start())
+
+            asyncio.get_running_loop().create_task(come_up())
+            return daemon
+
+        connection = Connection(relay.port, secret, on_refused=restart)
+        try:
+            await connection.open(timeout=5)
+            await relay.close()
+            await connection.wait_ready()  # the relay restarted three times RELAY_WAIT later
+            assert connection.ready and len(relays) == 2
+            daemon.exit_code = 1  # the next one dies at once: nothing is waited for
+            await relays[-1].close()
+            with pytest.raises(NotConnectedError) as gone:
+                await connection.wait_ready()
+            return str(gone.value)
+        finally:
+            await connection.close()
+            for each in relays:
+                await each.close()
+
+    assert "no relay is running" in asyncio.run(scenario())
 
 
 def test_a_busy_relay_is_not_restarted_but_a_gone_one_is():

@@ -12,8 +12,9 @@ import contextlib
 import itertools
 import json
 import logging
+import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
@@ -43,6 +44,14 @@ AUTH_TIMEOUT = 2.0
 """Seconds the relay has to prove the secret once the socket is open."""
 RELAY_WAIT = 2.0
 """Seconds a request waits for a lost relay connection to come back before it fails."""
+START_WAIT = 20.0
+"""Seconds a request waits, instead, for a relay that ``on_refused`` is starting (it imports the library first)."""
+
+
+class Starting(Protocol):
+    """A relay process being started: ``poll()`` is ``None`` while it runs (``subprocess.Popen``)."""
+
+    def poll(self) -> int | None: ...
 
 
 class _Link:
@@ -166,7 +175,8 @@ class Connection(_Link):
     Runs on the library's loop. Before sending anything else it makes the relay prove it knows the secret
     (:mod:`webmcp_nb.link.auth`); a listener that cannot is not our relay, and gets nothing but a nonce. Listeners
     get every notification as ``(method, params)``, and ``hello`` again after each reconnect.
-    ``on_refused`` is called when nothing listens on the port any more (``connect()`` restarts the daemon).
+    ``on_refused`` is called when nothing listens on the port any more (``connect()`` restarts the daemon); it
+    returns the relay process it started, if any, and requests wait up to :data:`START_WAIT` for that one.
     """
 
     def __init__(
@@ -174,7 +184,7 @@ class Connection(_Link):
         port: int,
         secret: str | Callable[[], str],
         *,
-        on_refused: Callable[[], None] | None = None,
+        on_refused: Callable[[], Starting | None] | None = None,
     ) -> None:
         super().__init__()
         self.port = port
@@ -191,6 +201,10 @@ class Connection(_Link):
         """Why the last attempt to (re)connect failed."""
         self._nothing_listens = False
         """Whether the last dial was refused: only then is the relay gone (a busy relay answers 503)."""
+        self._starting: tuple[Starting, float] | None = None
+        """The relay ``on_refused`` started and the monotonic time it must answer by."""
+        self._dialing = False
+        """Whether a dial is under way (it ends within the handshake and authentication limits)."""
 
     @property
     def ready(self) -> bool:
@@ -205,12 +219,15 @@ class Connection(_Link):
         await asyncio.wait_for(self._ready.wait(), timeout)
 
     async def _connect(self, timeout: float) -> None:
+        self._dialing = True
         try:
             self._ws = await self._dial(timeout)
             self.last_error = None
         except NotConnectedError as exc:
             self.last_error = exc
             raise
+        finally:
+            self._dialing = False
 
     async def _dial(self, timeout: float) -> ClientConnection:
         self._nothing_listens = False
@@ -299,25 +316,35 @@ class Connection(_Link):
                         self.last_error = NotConnectedError(f"reconnecting failed: {_reason(exc)}")
                     if self._on_refused is not None and self._nothing_listens:
                         self._restart()
-                    backoff = min(backoff * 2, 5.0)
+                    backoff = 0.2 if self._relay_starting() else min(backoff * 2, 5.0)
 
     def _restart(self) -> None:
         """Ask for a new relay (``on_refused``); a failure to start one is kept as the reason, not raised."""
         assert self._on_refused is not None
         try:
-            self._on_refused()
+            process = self._on_refused()
+            if process is not None:
+                self._starting = (process, time.monotonic() + START_WAIT)
         except Exception as exc:
             log.warning("could not restart the relay: %s", _reason(exc))
             self.last_error = NotConnectedError(f"the relay is gone and restarting it failed: {_reason(exc)}")
 
+    def _relay_starting(self) -> bool:
+        """Whether a relay ``on_refused`` started is still running and within its time to answer."""
+        if self._starting is None:
+            return False
+        process, deadline = self._starting
+        return process.poll() is None and time.monotonic() < deadline
+
     async def wait_ready(self, limit: float = RELAY_WAIT) -> None:
         """Return once the link is up, reconnecting now rather than at the end of the backoff; with the relay
-        gone, raise ``NotConnectedError`` within ``limit`` seconds, saying why and what to do."""
-        if self.ready:
-            return
-        self._wake.set()
-        with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._ready.wait(), limit)
+        gone, raise ``NotConnectedError`` within ``limit`` seconds, saying why and what to do. A dial under way
+        is let finish, and a relay being restarted gets up to :data:`START_WAIT`."""
+        deadline = time.monotonic() + limit
+        while not self.ready and (time.monotonic() < deadline or self._dialing or self._relay_starting()):
+            self._wake.set()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._ready.wait(), 0.25)
         if not self.ready:
             why = self.last_error.message if self.last_error else "the connection to the relay was lost"
             raise NotConnectedError(

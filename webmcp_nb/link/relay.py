@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -65,6 +65,7 @@ from .protocol import (
 __all__ = [
     "Relay",
     "RelayClient",
+    "Refusal",
     "Frame",
     "FORWARDED_METHODS",
     "MAX_MESSAGE_BYTES",
@@ -274,6 +275,14 @@ class _Pending:
     """The session whose ``tab.open`` this is: the tab is its to close when it ends."""
 
 
+class Refusal(NamedTuple):
+    """A peer the relay turned away: where it knocked, the status it got, and why."""
+
+    path: str
+    status: int
+    reason: str
+
+
 class Relay:
     """The relay server. ``await relay.start()`` binds; ``relay.port`` is the port it got.
 
@@ -302,9 +311,9 @@ class Relay:
         self.extension_id = extension_id
         self.idle_timeout = idle_timeout
         self.session_idle_timeout = session_idle_timeout
-        self.refused: list[tuple[str, int]] = []
-        """(path, status) of the last 100 refused peers, newest last: HTTP statuses for handshakes refused at
-        the door, 1008 for a peer that failed authentication or whose first message was not a valid hello."""
+        self.refused: list[Refusal] = []
+        """The last 100 refused peers, newest last: HTTP statuses for handshakes refused at the door, 1008 for a
+        peer that failed authentication or whose first message was not a valid hello, each with its reason."""
         self.auth_failures: Counter[str] = Counter()
         """Peers that did not prove the secret, by role (``browser``, ``client``)."""
         self.other_accounts: Counter[int] = Counter()
@@ -450,11 +459,11 @@ class Relay:
         return None
 
     def _refuse(self, connection: ServerConnection, path: str, status: int, text: str) -> Response:
-        self._note_refused(path, status)
+        self._note_refused(path, status, text.strip())
         return connection.respond(status, text)
 
-    def _note_refused(self, path: str, status: int) -> None:
-        self.refused.append((path, status))
+    def _note_refused(self, path: str, status: int, reason: str) -> None:
+        self.refused.append(Refusal(path, status, reason))
         del self.refused[:-100]
 
     async def _handle(self, connection: ServerConnection) -> None:
@@ -479,8 +488,9 @@ class Relay:
             await asyncio.wait_for(self._exchange_proofs(connection, role), AUTH_TIMEOUT)
         except (auth.AuthError, ValueError, asyncio.TimeoutError, ConnectionClosed) as exc:
             self.auth_failures[role] += 1
-            self._note_refused(path, 1008)
-            log.info("refused a %s peer: %s", role, exc or type(exc).__name__)
+            why = f"authentication failed ({type(exc).__name__}): {exc}"
+            self._note_refused(path, 1008, why)
+            log.info("refused a %s peer: %s", role, why)
             await connection.close(1008, "authentication failed")
             return False
         except OSError as exc:  # the daemon's secret file became unsafe to read (a symlink, another owner's)
@@ -513,8 +523,10 @@ class Relay:
                 raise ValueError("the first message must be hello")
             info = BrowserInfo.model_validate(first.params)
         except (ValueError, asyncio.TimeoutError, ConnectionClosed) as exc:
-            self._note_refused("/browser", 1008)
-            await connection.close(1008, f"bad hello: {exc}"[:120])
+            why = f"bad hello ({type(exc).__name__}): {exc}"
+            self._note_refused("/browser", 1008, why)
+            log.info("refused a browser: %s", why)
+            await connection.close(1008, why[:120])  # the limit of a close frame's reason
             return
         peer = _BrowserPeer(connection, info)
         for tab in info.tabs:

@@ -47,14 +47,16 @@ RESTART_INTERVAL = 10.0
 """At most one daemon restart per this many seconds when the relay disappears under a connected client."""
 
 
-def _restarter(port: int) -> Any:
-    """Restart the daemon when a connected client finds the relay gone (at most every few seconds)."""
+def _restarter(port: int) -> Callable[[], subprocess.Popen[bytes] | None]:
+    """Restart the daemon when a connected client finds the relay gone (at most every few seconds); returns the
+    daemon it started, so requests wait for it to come up."""
     last = [0.0]
 
-    def restart() -> None:
-        if time.monotonic() - last[0] > RESTART_INTERVAL:
-            last[0] = time.monotonic()
-            start_daemon(port)
+    def restart() -> subprocess.Popen[bytes] | None:
+        if time.monotonic() - last[0] <= RESTART_INTERVAL:
+            return None
+        last[0] = time.monotonic()
+        return start_daemon(port)
 
     return restart
 
