@@ -19,7 +19,10 @@ def test_a_page_cannot_open_a_websocket_to_the_relay(open_tab, browser):
     before = list(relay.refused)
     outcome = tab.call("dialRelay", port=relay.port).value
     assert outcome == {"browser": "refused", "client": "refused"}
-    assert relay.refused[len(before) :][-2:] == [("/browser", 403), ("/client", 403)]
+    assert relay.refused[len(before) :][-2:] == [
+        ("/browser", 403, "browsers must be the webmcp-nb extension"),
+        ("/client", 403, "web pages may not connect to the relay"),
+    ]
 
 
 async def _dial(url, **headers):
