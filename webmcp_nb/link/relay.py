@@ -388,12 +388,13 @@ class Relay:
 
     async def _exit_when_idle(self) -> None:
         """Daemon mode: stop once no client is connected, ``idle_timeout`` after the last one left — or
-        ``session_idle_timeout`` when the last to leave was an MCP session (no notebook is waiting for it)."""
+        ``session_idle_timeout`` when the last to leave was an MCP session (no notebook is waiting for it). A peer
+        still proving the secret holds it up (within its time limit): it may be the client that was coming."""
         assert self.idle_timeout is not None
         while True:
             await asyncio.sleep(min(self.idle_timeout, self.session_idle_timeout, 5.0))
             limit = self.session_idle_timeout if self._last_left_with_session else self.idle_timeout
-            if not self._clients and time.monotonic() - self._last_client > limit:
+            if not self._clients and not self._authenticating and time.monotonic() - self._last_client > limit:
                 log.info("no client for %.0f s: exiting", limit)
                 assert self._server is not None
                 self._server.close()
