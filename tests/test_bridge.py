@@ -186,6 +186,27 @@ def test_a_two_call_task_end_to_end(chat: Chat, clock: Any, memory: Any, tmp_pat
     tab.close()
 
 
+def test_the_bridge_starts_again_when_the_page_reloads(chat: Chat, clock: Any) -> None:
+    now = tool_call("time_get_current_time", timezone="UTC")
+    script = [say(now), say("It is noon."), say(now), say("Still noon.")]
+    with ScriptedServer(script) as model:
+        tab, page = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            bridge.send("What time is it?")
+            assert bridge.wait_answer(timeout=60) == "It is noon."
+            mark = chat.browser.events.last_seq
+            page.reload()  # as the user reloads: the page side goes with the page, and starts on the new one
+
+            def started_again() -> bool:
+                states = [e.data for e in chat.browser.events.since(mark + 1) if e.kind == "bridge.state"]
+                return any(s.get("running") is False for s in states) and states[-1].get("running") is True
+
+            eventually(started_again, 30, "the bridge on the reloaded page")
+            bridge.send("And now?")
+            assert bridge.wait_answer(timeout=60) == "Still noon."
+            assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
+
+
 def test_markup_streamed_across_many_dom_updates_runs_once(chat: Chat, clock: Any) -> None:
     reply = (
         "Let me look that up for you; the tool needs the zone name, so I will write the call in a code block "
@@ -433,15 +454,23 @@ def test_page_tools_of_another_site_run_only_as_its_grant_allows(server: Any) ->
                 assert card.site == site and "searchFlights" in card.text.value
                 card.buttons["never"].click()  # the user refuses, for good: the next call is refused without asking
                 assert b.wait_answer(timeout=60) == "I may not search there."
-                assert [c.status for c in b.calls] == ["error", "error"] and len(panel.grant_cards) <= 1
+                # The next call is refused at its check, or, once the grants reach the bridge, the tool is no
+                # longer offered (a site said never shows the chat nothing).
+                assert [c.status for c in b.calls] in (["error", "error"], ["error", "refused"])
+                assert len(panel.grant_cards) <= 1
                 wm.grants.allow(site, "act")  # the user changes their mind: the same call runs
                 b.send("Try again.")
                 assert b.wait_answer(timeout=60) == "Found them."
-                assert [c.status for c in b.calls] == ["error", "error", "ok"]
+                assert len(b.calls) == 3 and b.calls[2].status == "ok"
+                wm.grants.revoke(site)  # the chat is no longer offered the site's tools, nor told its address
+                eventually(lambda: "searchFlights" not in b.tools, 10, "the revoked site's tools to leave the chat")
+                assert flights not in b.instructions()
             panel.close()
-            for refused in (user_messages(model, 1)[-1], user_messages(model, 2)[-1]):
+            first, second = user_messages(model, 1)[-1], user_messages(model, 2)[-1]
+            for refused in (first, second):
                 assert refused.startswith('<tool_result tool="searchFlights" status="error">')
-                assert "PERMISSION_DENIED" in refused and site in refused
+            assert "PERMISSION_DENIED" in first and site in first
+            assert ("PERMISSION_DENIED" in second and site in second) or "There is no tool named" in second
             called = [e for e in browser.events.of_kind("tool.called") if e.data.get("tool") == "searchFlights"]
             assert len(called) == 1 and called[0].tab_id == tools_tab.id  # the page saw only the allowed call
         finally:

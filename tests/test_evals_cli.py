@@ -92,6 +92,11 @@ def test_wrong_input_fails_before_any_run_and_says_what_to_do(tmp_path: Path):
     assert keyless.returncode == 2, keyless.stdout + keyless.stderr
     assert "DEEPSEEK_API_KEY is not set" in keyless.stderr and "export DEEPSEEK_API_KEY=" in keyless.stderr
     assert "os.environ" not in keyless.stderr and not (tmp_path / "k").exists()  # shell words; no run started
+    modelless = cli("browser", "--suite", "flights", "-o", str(tmp_path / "m"))  # the shipped suites name none
+    assert modelless.returncode == 2 and "which models? give -m MODEL (for example -m scripted:flights" in (
+        modelless.stderr
+    )
+    assert "run(suite" not in modelless.stderr and not (tmp_path / "m").exists()
     unreachable = cli("local", "--suite", "flights", "-m", "any:m@http://127.0.0.1:9/v1", "-o", str(tmp_path / "u"))
     assert (
         unreachable.returncode == 2

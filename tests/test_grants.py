@@ -49,6 +49,14 @@ SECRET = "a-test-secret-of-some-length"
         ("https://bank.example:99999/", None),
         ("https://bank.example%2f.evil.test/", None),
         ("", None),
+        # What Chrome reads as another site than urlsplit does is no site at all: it can never be granted.
+        ("http://127.0.0.1:8001\\@127.0.0.1:8002/", None),  # Chrome: 127.0.0.1:8001 (a backslash ends the host)
+        ("https://bank.example\\@evil.test/", None),
+        ("https://faß.de/", None),  # IDNA 2003 says fass.de, Chrome xn--fa-hia.de
+        ("http://0x7f.1:8000/", None),  # Chrome: 127.0.0.1:8000
+        ("http://2130706433/", None),
+        ("http://exa\x01mple.com/", None),
+        ("http://[0:0:0:0:0:0:0:1]:9/", "http://[::1]:9"),  # as Chrome writes it
     ],
 )
 def test_a_site_is_its_origin(url: str, site: str | None) -> None:
@@ -140,7 +148,7 @@ def test_the_grants_command_and_wm_grants(tmp_path: Path, monkeypatch: pytest.Mo
             [sys.executable, "-m", "webmcp_nb", "grants", *args], env=env, capture_output=True, text=True
         )
 
-    assert "none: every site asks first" in cli().stdout
+    assert "no grants yet: every site asks first" in cli().stdout
     allowed = cli("allow", f"{BANK}/login", "act")
     assert allowed.returncode == 0 and allowed.stdout.strip() == f"{BANK}: act"
     assert wm.grants.level(f"{BANK}/x") == "act"  # the same file
@@ -150,7 +158,7 @@ def test_the_grants_command_and_wm_grants(tmp_path: Path, monkeypatch: pytest.Mo
     listed = cli("list")
     assert listed.returncode == 0 and "https://mail.example  read" in listed.stdout and f"{BANK}  act" in listed.stdout
     assert "https://mail.example" in wm.grants._repr_mimebundle_()["text/html"]
-    assert cli("revoke", BANK).stdout.strip() == f"{BANK}: revoked: it asks again"
+    assert cli("revoke", f"{BANK}/login").stdout.strip() == f"{BANK}: revoked: it asks again"  # the site it names
     assert cli("deny", BANK).returncode == 0 and wm.grants.level(BANK) == "none"
     (tmp_path / "grants.json").write_text("{broken")
     broken = cli("list")
@@ -278,6 +286,38 @@ def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path:
         kinds = viewer.kinds()
         assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 4
         assert asker.events == viewer.events  # every client hears the same
+
+    asyncio.run(scenario())
+
+
+def test_a_once_counts_only_for_the_site_it_was_answered_for(tmp_path: Path) -> None:
+    """A caller sends what ``once`` allowed in its task along with the site it was for; a tab that moved to another
+    site since (a page navigating itself) asks there again."""
+    store = GrantStore(tmp_path / "grants.json")
+
+    async def scenario() -> None:
+        relay = await Relay(SECRET, grants=store, enforce_grants=True).start()
+        asker, viewer = Client(relay), Client(relay)
+        await asker.connection.open()
+        await viewer.connection.open()
+        try:
+            pending = asyncio.ensure_future(asker.check("act"))
+            await viewer.answer((await _asked(viewer, 1))["id"], "once")
+            assert (await pending)["site"] == BANK  # where the caller keeps its once
+            assert (await asker.check("act", held="act", heldSite=BANK))["allowed"]  # no ask
+            mail = "https://mail.example/inbox"
+            for url, more in ((mail, {"held": "act", "heldSite": BANK}), (f"{BANK}/pay", {"held": "act"})):
+                with pytest.raises(PermissionDeniedError, match="nobody answered"):
+                    await asker.check("act", url, timeoutMs=200, **more)
+            assert [e["data"]["site"] for e in viewer.events if e["kind"] == "grant.asked"] == [
+                BANK,
+                "https://mail.example",
+                BANK,
+            ]
+        finally:
+            await asker.connection.close()
+            await viewer.connection.close()
+            await relay.close()
 
     asyncio.run(scenario())
 

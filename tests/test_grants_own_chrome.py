@@ -115,12 +115,17 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
                     assert not (await client.call_tool("page_setNote", {"text": "once"})).is_error
                 denied(await client.call_tool("page_setNote", {"text": "twice"}), "nobody answered")  # once was once
                 denied(await client.call_tool("navigate", {"url": theirs}), "chose never")
+                # a URL Chrome reads as the bank and a lax parser as this site (a backslash ends Chrome's host)
+                sneaky = f"http://127.0.0.1:{bank.port}\\@127.0.0.1:{server.port}/t/risk.html"
+                denied(await client.call_tool("navigate", {"url": sneaky}), "not a site that can be granted")
                 injected = await client.call_tool("inject_skill", {"name": "dom"})
                 assert not injected.is_error, texts(injected)
 
                 # the user takes the bound tab to the bank: the client may do nothing more there
                 await anyio.to_thread.run_sync(mine_tab.navigate, theirs)
                 assert not [t for t in (await client.list_tools()).tools if t.name.startswith("page_")]
+                listed = texts(await client.call_tool("list_tabs", {}))  # not even as the bound tab's address
+                assert MARKER not in listed and str(bank.port) not in listed, listed
                 denied(await client.call_tool("reload", {}), "chose never")
                 await anyio.to_thread.run_sync(mine_tab.navigate, mine)
 
@@ -137,6 +142,8 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
                     raise AssertionError("the page tools of a revoked site are still listed")
                 tabs = {t["id"]: t for t in json.loads(texts(await client.call_tool("list_tabs", {})))["tabs"]}
                 assert tabs[mine_tab.id] == {"id": mine_tab.id, "bound_here": True, "site": NOT_GRANTED}
+                blank = await client.call_tool("open_tab", {"url": "about:blank"})  # no site: nothing to ask
+                assert not blank.is_error, texts(blank)
 
         with open(tmp_path / "server.log", "w") as errlog:
             anyio.run(hostile, errlog)
@@ -145,7 +152,7 @@ def test_a_hostile_mcp_client_gets_nothing_of_a_site_it_was_not_granted(
         assert [(c["tool"], c["arguments"]) for c in called] == [("readNote", {}), ("setNote", {"text": "once"})]
         seen = kinds(notebook, "hostile-desktop")
         assert seen.count("grant.asked") == 7 and seen.count("grant.answered") == 2  # never (open), once (setNote)
-        assert seen.count("grant.refused") == 5 + 4  # 5 asks nobody answered, 4 refused at once (never)
+        assert seen.count("grant.refused") == 5 + 4 + 1  # 5 asks nobody answered, 4 refused at once (never), 1 no site
         refused = [e for e in notebook.events.events if e.kind == "grant.refused" and e.data.get("why") == "never"]
         assert sorted(e.data["action"] for e in refused) == ["close tab", "navigate", "reload", "select tab"]
         assert wm.grants.level(theirs) == "none" and wm.grants.level(mine) == "ask"

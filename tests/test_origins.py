@@ -52,3 +52,26 @@ def test_a_cross_origin_frames_tools_name_their_origin_everywhere(open_tab, serv
     assert asked[0].tool == "sendPin" and asked[0].provenance == marked
     requested = [e for e in agent.events.events if e.kind == "confirmation.requested"]
     assert requested[-1].data["provenance"] == marked
+
+
+def test_a_cross_origin_frames_tool_needs_the_grant_of_its_own_site(server) -> None:
+    """The page's grant does not cover a frame of another site (it acts there, with that site's cookies): an agent
+    calls the frame's tool only as the frame's site allows (here, never), the page's own tools as the page's does."""
+    page, frame, _ = origins(server)
+    script = [call("sendPin", pin="1234"), call("hostTool"), say("done")]
+    with wm.launch(grants=True) as browser, ScriptedServer(script) as model:
+        tab = browser.open(server.url("t/cross-frame.html"))
+        tab.wait_for_tool("sendPin", timeout=10)
+        wm.grants.allow(page, "act")
+        wm.grants.deny(frame)
+        try:
+            agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted", confirm="never")
+            agent.run("send the PIN")
+        finally:
+            wm.grants.revoke(page)
+            wm.grants.revoke(frame)
+        results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+        called = [e.data["tool"] for e in browser.events.of_kind("tool.called")]
+    assert "PERMISSION_DENIED" in results[0] and frame in results[0] and "never" in results[0], results[0]
+    assert 'status="ok"' in results[1] and "host" in results[1]
+    assert called == ["hostTool"]  # the frame never saw the call

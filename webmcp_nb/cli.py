@@ -9,10 +9,11 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -156,7 +157,7 @@ def _pair(args: argparse.Namespace) -> int:
 
 
 def _grants(args: argparse.Namespace) -> int:
-    from .link.grants import GrantError, GrantFileError, grants
+    from .link.grants import GrantError, GrantFileError, grants, parse_origin
 
     try:
         if args.action == "allow":
@@ -165,8 +166,9 @@ def _grants(args: argparse.Namespace) -> int:
         elif args.action == "deny":
             print(f"{grants.deny(args.origin, by='cli').origin}: none (never, and never asked)")
         elif args.action == "revoke":
-            gone = grants.revoke(args.origin)
-            print(f"{args.origin}: {'revoked: it asks again' if gone else 'had no grant'}")
+            site = parse_origin(args.origin)
+            gone = grants.revoke(site)
+            print(f"{site}: {'revoked: it asks again' if gone else 'had no grant'}")
         else:
             print(grants._repr_mimebundle_()["text/plain"])
             problem = grants.snapshot().problem
@@ -313,11 +315,8 @@ def _eval(args: argparse.Namespace) -> int:
             progress=not args.quiet,
             variants=variants,
         )
-    except ConfigurationError as exc:
-        print(f"webmcp-nb eval: {visible(_in_shell_words(exc))}", file=sys.stderr)
-        return 2
-    except (evals.SuiteError, ValueError, OSError) as exc:
-        print(f"webmcp-nb eval: {_worded(exc)}", file=sys.stderr)
+    except (ConfigurationError, evals.SuiteError, ValueError, OSError) as exc:
+        print(f"webmcp-nb eval: {_in_shell_words(exc)}", file=sys.stderr)
         return 2
     print(report)
     if report.directory is not None:
@@ -329,16 +328,24 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _in_shell_words(exc: Exception) -> str:
-    """A configuration error as a shell user acts on it: the variable to export, not a notebook cell."""
+    """An eval's configuration or input error as a shell user acts on it: the variable to export or the option to
+    give, not a notebook cell (text in it made visible)."""
+    from .core.display import visible
+
     data = getattr(exc, "data", None)
-    if isinstance(data, dict) and data.get("variable"):
+    if isinstance(data, Mapping) and data.get("variable"):
         variable = data["variable"]
-        return (
+        return visible(
             f"no API key for {data.get('model')}: {variable} is not set. Set it in this shell (export "
             f"{variable}=…) and run the command again, or try the suite with no key: -m scripted:FILE (the "
             "shipped suites have scripted models: -m scripted:flights, -m scripted:shop). No run was started."
         )
-    return str(exc)
+    if isinstance(data, Mapping) and data.get("missing") == "models":
+        return (
+            "which models? give -m MODEL (for example -m scripted:flights to try without a key), or models: in "
+            "the suite"
+        )
+    return _worded(exc)
 
 
 EVAL_MODES = {
@@ -456,7 +463,10 @@ def parser() -> argparse.ArgumentParser:
         help="let the MCP client open file: URLs (off: only http, https and about:blank)",
     )
     mcp.add_argument(
-        "--ask-timeout", type=float, default=60.0, help="seconds an ask for a site's grant waits for you (default 60)"
+        "--ask-timeout",
+        type=_ask_seconds,
+        default=60.0,
+        help="seconds an ask for a site's grant waits for you, more than 0 and at most 600 (default 60)",
     )
     mcp.add_argument(
         "--overrides",
@@ -523,6 +533,19 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="the port to serve on (default: 8000)")
     serve.set_defaults(func=_serve_demo)
     return top
+
+
+def _ask_seconds(text: str) -> float:
+    """``--ask-timeout``: a number of seconds in (0, 600], the longest the relay lets an ask wait."""
+    from .link.grant_asks import MAX_ASK_TIMEOUT  # the relay's modules load only for the commands that need them
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds <= MAX_ASK_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds above 0 and at most 600")
+    return seconds
 
 
 def main(argv: Sequence[str] | None = None) -> int:

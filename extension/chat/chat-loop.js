@@ -13,7 +13,7 @@
 //   tab(tabId) → tab info {id, url, title, tools} or null     call(tabId, name, args) → {ok, text?, error?}
 //   emit(kind, tabId, data)                                    confirm({id, tool, arguments, risk, tabId}, signal) → boolean
 //   settle(tabId) → resolves once the worker re-read the tab's tools, after a step that may have changed them
-//   allow({tabId, need, model, action, tool?, risk?, held?, timeoutMs}) → {ok, answer?, error?}: the site's grant
+//   allow({tabId, need, model, action, tool?, risk?, held?, heldSite?, timeoutMs}) → {ok, answer?, error?}: the site's grant
 //     (the relay's grants.check; it asks the user when the site was never granted)
 //   startAssistant(), delta(text), step({tool, status, summary}), notice(text)   — transcript updates
 import { CONFIRM, LIMITS, PROVIDERS, SYSTEM_PROMPT, TEXTS } from './agent-rules.js';
@@ -241,9 +241,11 @@ export class ChatLoop {
     const site = siteOf(tab?.url);
     const held = turn.held.get(site) ?? null;
     const timeoutMs = Math.max(100, Math.min(GRANT_ASK_TIMEOUT_S * 1000, turn.deadline - Date.now() - 1000));
-    const ask = { tabId: tab?.id ?? turn.tabId, need, model: turn.settings.model, held, timeoutMs, ...what };
+    const ask = { tabId: tab?.id ?? turn.tabId, need, model: turn.settings.model, held, heldSite: site, timeoutMs, ...what };
     const reply = await Promise.race([this.host.allow(ask), aborted(turn.signal)]);
-    if (reply.ok && reply.answer === 'once' && site) turn.held.set(site, held === 'act' ? 'act' : need);
+    // Kept under the site the relay checked (the tab may have moved since `site` was read), and sent only with it.
+    const answered = typeof reply.site === 'string' ? reply.site : null;
+    if (reply.ok && reply.answer === 'once' && answered) turn.held.set(answered, turn.held.get(answered) === 'act' ? 'act' : need);
     return reply;
   }
 

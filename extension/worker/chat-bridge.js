@@ -34,8 +34,11 @@ async function open({ tabId, bridgeId, config }) {
   await chrome.userScripts.configureWorld({ worldId: WORLD, messaging: true });
   await loaded(tabId);
   bridges.get(tabId)?.port?.postMessage({ type: 'close' }); // one bridge per tab: a new one replaces it
-  bridges.set(tabId, { bridgeId, port: null });
-  const start = `globalThis.__webmcpNbChatBridge(${JSON.stringify({ ...config, bridgeId })});`;
+  // The page side's port must name this key, which only the script injected here knows: another user-script
+  // world (a skill's) cannot pose as it, and the key is taken once.
+  const portKey = crypto.randomUUID();
+  bridges.set(tabId, { bridgeId, port: null, portKey });
+  const start = `globalThis.__webmcpNbChatBridge(${JSON.stringify({ ...config, bridgeId, portKey })});`;
   const [injection] = await chrome.userScripts.execute({
     target: { tabId }, world: 'USER_SCRIPT', worldId: WORLD,
     js: [{ file: 'page/user-script/chat-bridge.js' }, { code: start }],
@@ -61,14 +64,16 @@ function send({ tabId, bridgeId, message }) {
 export const bridgeHandlers = { [Method.BRIDGE_OPEN]: open, [Method.BRIDGE_SEND]: send };
 export const bridgeNotifications = { [Method.BRIDGE_SEND]: (params) => { try { send(params); } catch (_) { /* gone */ } } };
 
-// The page side's port: only from the bridge's own world, in the top frame of a tab that has a bridge.
+// The page side's port (`webmcp-nb-bridge/<key>`): in the top frame of a tab that has a bridge, naming the key
+// its injection was given; a key is good for one port.
 export function attachBridge(port) {
   const tabId = port.sender?.tab?.id;
   const bridge = bridges.get(tabId);
-  if (!bridge || port.sender.frameId !== 0 || (port.sender.userScriptWorldId ?? WORLD) !== WORLD) {
+  if (!bridge?.portKey || port.sender.frameId !== 0 || port.name !== `${BRIDGE}/${bridge.portKey}`) {
     port.disconnect();
     return;
   }
+  bridge.portKey = null;
   bridge.port = port;
   port.onMessage.addListener((message) => {
     let size = Infinity;

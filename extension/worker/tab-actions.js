@@ -116,7 +116,11 @@ export const tabHandlers = {
       lastCapture = Math.max(Date.now(), lastCapture + CAPTURE_SPACING_MS);
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       try {
+        // The capture is of whatever the window shows: it must be this tab, before and after (the user, or another
+        // session, may switch tabs meanwhile), or the image would be of a tab nobody checked.
+        await requireShown(tabId, tab.windowId);
         const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
+        await requireShown(tabId, tab.windowId);
         return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
       } catch (error) {
         if (attempt >= 3 || !/MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(String(error?.message))) throw error;
@@ -129,3 +133,8 @@ export const tabHandlers = {
     return settled(tabId);
   },
 };
+
+async function requireShown(tabId, windowId) {
+  const [shown] = await chrome.tabs.query({ active: true, windowId });
+  if (shown?.id !== tabId) throw new RelayError(ErrorCode.BAD_REQUEST, `Tab ${tabId} is no longer the one its window shows: no screenshot taken`);
+}

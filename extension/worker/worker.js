@@ -87,7 +87,7 @@ chrome.runtime.onConnect.addListener((port) => {
 });
 chrome.runtime.onUserScriptConnect?.addListener((port) => {
   if (port.name === SKILLS) attach(port, SKILLS, isConnected());
-  else if (port.name === BRIDGE) attachBridge(port);
+  else if (port.name.startsWith(`${BRIDGE}/`)) attachBridge(port);
   else port.disconnect();
 });
 chrome.sidePanel?.setPanelBehavior({ openPanelOnActionClick: true }).catch(() => {});

@@ -22,7 +22,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..browser.gate import ASK_TIMEOUT, Asker, Need, check_site, need_of
+from ..browser.gate import ASK_TIMEOUT, Asker, Need, check_call, check_site
 from ..browser.tools import Tool
 from ..core import _loop
 from ..core.agent_rules import (
@@ -487,9 +487,7 @@ class Agent:
             return step, False
         if isinstance(spec.tool, Tool):
             try:
-                await self._check_site(
-                    need_of(spec.tool), deadline, action="call", tool=spec.tool.name, risk=spec.tool.risk
-                )
+                await check_call(self.tab, spec.tool, spec.tool.name, self._asker, timeout=self._ask_time(deadline))
             except WebMCPError as exc:  # not granted (PERMISSION_DENIED): the model is told, and can tell its user
                 step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
                 return step, False
@@ -524,13 +522,18 @@ class Agent:
             step.duration_ms = (failed[-1].duration_ms or 0.0) if failed else 0.0
         return step, True
 
+    @property
+    def _asker(self) -> Asker:
+        return Asker("agent", f"{self.provider.name}:{self.model}")
+
+    def _ask_time(self, deadline: float) -> float:
+        """How long an ask may wait: the turn's remaining time (:mod:`webmcp_nb.browser.gate`)."""
+        return max(0.1, min(ASK_TIMEOUT, deadline - asyncio.get_running_loop().time() - 1.0))
+
     async def _check_site(self, need: Need, deadline: float, **what: Any) -> None:
-        """The tab's site must be granted for ``need`` (:mod:`webmcp_nb.browser.gate`); a site never granted asks the
-        user, for at most the turn's remaining time."""
-        remaining = deadline - asyncio.get_running_loop().time() - 1.0
-        who = Asker("agent", f"{self.provider.name}:{self.model}")
-        timeout = max(0.1, min(ASK_TIMEOUT, remaining))
-        await check_site(self.tab.browser, need, who, tab=self.tab, timeout=timeout, **what)
+        """The tab's site must be granted for ``need``; a site never granted asks the user, for at most the turn's
+        remaining time."""
+        await check_site(self.tab.browser, need, self._asker, tab=self.tab, timeout=self._ask_time(deadline), **what)
 
     def _tools(self) -> list[Tool | MCPTool]:
         """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, specs_text, tool_specs
-from ..browser.gate import Asker, check_site, need_of
+from ..browser.gate import Asker, check_call, check_site, shows
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
@@ -46,8 +46,15 @@ from ..core.agent_rules import (
     result_text,
 )
 from ..core.display import clip, escape, table, visible
-from ..core.errors import ConfigurationError, NotConnectedError, ToolNotFoundError, WebMCPError
+from ..core.errors import (
+    ConfigurationError,
+    NotConnectedError,
+    PermissionDeniedError,
+    ToolNotFoundError,
+    WebMCPError,
+)
 from ..core.events import Event, acting_as
+from ..link.grants import origin_of
 from ..link.protocol import Method
 from ..recording.session import Session
 from .sites import Site, SiteCheck, load_site
@@ -61,6 +68,9 @@ OPEN_TIMEOUT = 20.0
 """Seconds for the page side to start (its script injected, its first check done)."""
 SEND_TIMEOUT = 10.0
 CHECK_TIMEOUT = 10.0
+REOPEN_ATTEMPTS = 3
+REOPEN_WAIT = 1.0
+"""Seconds between attempts to start the page side on a new page (the old one may still be unloading)."""
 MAX_OFFER_SCAN = 200
 """Opening braces of a reply tried for a call written without its tags (the "run this call" fallback)."""
 
@@ -138,6 +148,8 @@ class ChatBridge:
         self._pending: dict[str, tuple[asyncio.Future[bool], str]] = {}
         self._offers: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
         self._checks: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._read_once: set[str] = set()
+        """Sites of source tabs the user let the chat read once, when it opened (granted sites need no entry)."""
         self._turn_calls = 0
         self._turn_started = time.monotonic()
         self._answers: list[str] = []
@@ -149,8 +161,19 @@ class ChatBridge:
     # ----- the tools, and what the chat is told -----
 
     def _tools(self) -> list[Tool | MCPTool]:
-        """Every bridged tool: each tab's page tools, each MCP server's tools."""
-        return [tool for source in self.servers for tool in source.tools.values()]
+        """Every bridged tool: each MCP server's tools, and each tab's page tools while the chat may read the site of
+        the page (and of the frame) that registered them: a source tab that moved to a site not granted (or
+        revoked) offers nothing to the chat, not even its address."""
+        return [
+            tool
+            for source in self.servers
+            for tool in source.tools.values()
+            if not isinstance(source, Tab)
+            or (self._readable(source, source.url) and self._readable(source, _frame_origin(tool)))
+        ]
+
+    def _readable(self, tab: Tab, url: str | None) -> bool:
+        return url is None or shows(tab.browser, url) or origin_of(url) in self._read_once
 
     def _tab_of(self, tool: Tool) -> Tab | None:
         """The source tab that lists this very tool object now (``None``: the page let it go)."""
@@ -215,7 +238,10 @@ class ChatBridge:
         tabs whose tools it offers must let the chat read them first (the user is asked for one never granted)."""
         for source in self.servers:
             if isinstance(source, Tab):
-                await check_site(source.browser, "read", self._asker, tab=source, action="read")
+                level = await check_site(source.browser, "read", self._asker, tab=source, action="read")
+                site = origin_of(source.url)
+                if level == "ask" and site is not None:  # allowed once: for this bridge's life, not the grants'
+                    self._read_once.add(site)
         params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config()}
         found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
         self.running = True
@@ -290,24 +316,38 @@ class ChatBridge:
         self._emit("bridge.problem", text=clip(str(message.get("text", "")), 500))
 
     def _page_gone(self, message: dict[str, Any]) -> None:
-        """The page side went away: the tab navigated or closed. Started again on the tab's next page."""
+        """The page side went away: the tab navigated, reloaded or closed. Started again on the tab's next page."""
         self.running = False
         if self.tab.closed:
             self._spawn(self.aclose())
             return
         self._emit("bridge.state", enabled=self.enabled, running=False, why="the page went away (navigated)")
-
-    def _on_event(self, event: Event) -> None:
-        """The browser's events: tool lists that change (page sources), the chat tab's new pages."""
-        if event.kind == "tools.changed" and any(isinstance(s, Tab) and s.id == event.tab_id for s in self.servers):
-            self._tools_changed()
-        elif event.kind == "navigation" and event.tab_id == self.tab.id and not self.running and not self.closed:
+        if not self.closed:
             self._spawn(self._reopen())
 
+    def _on_event(self, event: Event) -> None:
+        """The browser's events: tool lists that change (page sources), grants that change which of them the chat may
+        see, the chat tab's new pages."""
+        sources = (s.id for s in self.servers if isinstance(s, Tab))
+        if (event.kind == "tools.changed" and event.tab_id in sources) or event.kind == "grant.changed":
+            self._tools_changed()
+
     async def _reopen(self) -> None:
-        with contextlib.suppress(WebMCPError):
-            await self._open()
-            self._emit("bridge.state", enabled=self.enabled, running=True)
+        """Start the page side on the tab's new page (the worker waits for it to load); a page still unloading
+        when it was tried is tried again, a few times."""
+        for attempt in range(REOPEN_ATTEMPTS):
+            if self.closed or self.running or self.tab.closed:
+                return
+            try:
+                await self._open()
+            except WebMCPError as exc:
+                if attempt == REOPEN_ATTEMPTS - 1 or isinstance(exc, PermissionDeniedError):
+                    self._emit("bridge.problem", text=f"the bridge could not start on the new page: {exc.message}")
+                    return
+                await asyncio.sleep(REOPEN_WAIT)
+            else:
+                self._emit("bridge.state", enabled=self.enabled, running=True)
+                return
 
     # ----- one reply, its calls -----
 
@@ -320,6 +360,9 @@ class ChatBridge:
         record = BridgedCall(tool=name, arguments=call.get("arguments"))
         self.calls.append(record)
         refusal = self._refusal(call, reply)
+        if self._browser._grants.enforced and any(isinstance(s, Tab) for s in self.servers):
+            with contextlib.suppress(WebMCPError):  # which page tools the chat may see: the grants as of now
+                await self._browser._grants_now()
         specs = tool_specs(self._tools())
         spec = specs.get(name)
         if refusal is None and spec is None:
@@ -333,7 +376,13 @@ class ChatBridge:
             return result_text(name, "error", record.text, limit=self.max_result_chars)
         self._turn_calls += 1
         record.risk, record.source = spec.tool.risk, self._source(spec)
-        asks = needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk) and not call.get("confirmed")
+        not_granted = await self._not_granted(spec)  # before the card, as agents do: no card for a call refused anyway
+        if not_granted is not None:
+            record.status, record.text = "error", not_granted
+            return result_text(spec.model_name, "error", record.text, limit=self.max_result_chars)
+        # A call the user ran from its offer was confirmed by pressing it, unless it is high risk (that always asks).
+        confirmed = call.get("confirmed") is True and spec.tool.risk != "high"
+        asks = needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk) and not confirmed
         if asks and not await self._confirm(spec, arguments, record):
             reply.denied = spec.tool_name
             record.status, record.text = "denied", TEXTS["denied"]
@@ -341,9 +390,23 @@ class ChatBridge:
             return result_text(name, "error", record.text, limit=self.max_result_chars)
         return await self._call(spec, arguments, record)
 
+    async def _not_granted(self, spec: ToolSpec) -> str | None:
+        """Why a page tool may not be called on its site (:func:`~webmcp_nb.browser.gate.check_call`: a site never
+        granted asks the user), or ``None``; MCP servers' tools need no grant."""
+        tool = spec.tool
+        if not isinstance(tool, Tool):
+            return None
+        tab = self._tab_of(tool)
+        try:
+            if tab is None:
+                raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
+            await check_call(tab, tool, tool.name, self._asker)
+        except WebMCPError as exc:
+            return fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+        return None
+
     def _refusal(self, call: dict[str, Any], reply: _Reply) -> str | None:
-        """Why a call may not run, or ``None``: the one check before every bridged call (limits now; grants
-        per site join here)."""
+        """Why a call may not run, or ``None``: the limits, checked before every bridged call."""
         if "error" in call:
             return str(call["error"])
         if reply.denied is not None:
@@ -368,9 +431,6 @@ class ChatBridge:
                 tab = self._tab_of(tool)
                 if tab is None:
                     raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
-                await check_site(
-                    tab.browser, need_of(tool), self._asker, tab=tab, action="call", tool=tool.name, risk=tool.risk
-                )
                 call = tab.acall(  # the tool shown to the chat, in the document that registered it
                     tool, spec.page_arguments(arguments), timeout=self.tool_timeout
                 )
@@ -679,3 +739,8 @@ async def achat_bridge(
 
 
 chat_bridge = _loop.blocking(achat_bridge)
+
+
+def _frame_origin(tool: Tool | MCPTool) -> str | None:
+    """The origin of the cross-origin frame that registered a page tool, else ``None`` (the page's own site)."""
+    return tool.origin if isinstance(tool, Tool) and tool.cross_origin else None

@@ -7,7 +7,7 @@ panels' Call buttons) are the user acting and never come here.
 
     who = Asker("bridge", "chat.example.com")          # kind: agent, mcp, sidepanel, bridge; name: what it is
     await check_site(tab.browser, "read", who, tab=tab, action="read")              # the page's title, URL, tools
-    await check_site(tab.browser, need_of(tool), who, tab=tab, action="call", tool=tool.name, risk=tool.risk)
+    await check_call(tab, tool, tool.name, who)                   # a page tool: its page's site and its frame's
     await check_site(browser, "read", who, url=target, action="open")                # before opening a site
 
 It returns when the site's grant allows ``need`` (``read``: list tools, call read-only tools, screenshots; ``act``:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .tab import Tab
     from .tools import Tool
 
-__all__ = ["Asker", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
+__all__ = ["Asker", "check_call", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
 
 Need = Literal["read", "act"]
 REPLY_MARGIN = 10.0
@@ -86,11 +86,13 @@ async def check_site(
     tool: str | None = None,
     risk: str | None = None,
     timeout: float = ASK_TIMEOUT,
-) -> None:
+) -> str:
     """Return if ``asker`` may do ``action`` (which needs ``need``) on ``url``'s site, or ``tab``'s; ask the user
-    when the site was never granted; raise ``PermissionDeniedError`` when it may not (see the module)."""
+    when the site was never granted; raise ``PermissionDeniedError`` when it may not (see the module). Returns the
+    site's level as the relay found it: ``read`` or ``act`` (granted), ``ask`` (allowed once, by the user's
+    answer or one held in this task), ``exempt`` (a browser that keeps no grants)."""
     if not isinstance(browser, Browser) or not browser._grants.enforced:
-        return  # a mock browser (evals' local mode) has no sites; a launched browser is exempt by default
+        return "exempt"  # a mock browser (evals' local mode) has no sites; a launched browser is exempt by default
     where = url if url is not None else (tab.url if tab is not None else "")
     site = origin_of(where)
     params: dict[str, Any] = {
@@ -100,7 +102,9 @@ async def check_site(
         "timeoutMs": int(timeout * 1000),
     }
     params |= {"url": url} if url is not None or tab is None else {"tabId": tab.id}
-    params |= {k: v for k, v in (("tool", tool), ("risk", risk), ("held", _held_for(site))) if v is not None}
+    held = _held_for(site)
+    params |= {k: v for k, v in (("tool", tool), ("risk", risk), ("held", held)) if v is not None}
+    params |= {"heldSite": site} if held is not None else {}
     try:
         reply = await browser._check_grant(params, timeout + REPLY_MARGIN)
     except ProtocolError as exc:  # an older relay daemon, still running, that knows no grants: refuse
@@ -108,5 +112,18 @@ async def check_site(
             f"the relay could not check this site's grant ({exc.message}); if it is an older webmcp-nb relay, stop "
             "it (`webmcp-nb doctor` shows its pid) and connect again"
         ) from None
-    if reply.get("answer") == "once" and site is not None:
-        _held.set((*_held.get(), (site, need)))
+    answered = reply.get("site")  # the site the relay checked: the tab may have moved since `site` was read
+    if reply.get("answer") == "once" and isinstance(answered, str):
+        _held.set((*_held.get(), (answered, need)))
+    return str(reply.get("level", "ask"))
+
+
+async def check_call(tab: Tab, tool: Tool | None, name: str, asker: Asker, *, timeout: float = ASK_TIMEOUT) -> None:
+    """Before a page tool's call: ``read`` for a read-only tool, ``act`` for any other (or one not listed), of the
+    page's site, and of the frame's own site for a tool a cross-origin frame registered (it acts there, with that
+    site's cookies)."""
+    need = need_of(tool) if tool is not None else "act"
+    what: dict[str, Any] = {"action": "call", "tool": name, "risk": tool.risk if tool is not None else None}
+    await check_site(tab.browser, need, asker, tab=tab, timeout=timeout, **what)
+    if tool is not None and tool.cross_origin and tool.origin:
+        await check_site(tab.browser, need, asker, url=tool.origin, timeout=timeout, **what)

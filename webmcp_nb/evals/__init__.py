@@ -29,7 +29,7 @@ import secrets
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..core._loop import blocking, on_loop
 from . import matcher
@@ -83,12 +83,18 @@ def _variants(given: Variants) -> dict[str, dict[str, dict[str, Any]]]:
     )
 
 
+class _NoModels(SuiteError):
+    """No model was chosen; ``data`` lets another face say how to choose one (the CLI: ``-m MODEL``)."""
+
+    data: ClassVar[Mapping[str, str]] = {"missing": "models"}
+
+
 def _models(suite: Suite, models: Sequence[str | Model] | None, mode: str) -> list[Model | None]:
     if mode == "smoke":
         return [None]
     chosen = list(models) if models is not None else list(suite.models)
     if not chosen:
-        raise SuiteError("which models? run(suite, models=['deepseek:deepseek-chat', ...]) or models: in the suite")
+        raise _NoModels("which models? run(suite, models=['deepseek:deepseek-chat', ...]) or models: in the suite")
     return [Model.parse(m) for m in chosen]
 
 

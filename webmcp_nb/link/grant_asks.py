@@ -138,7 +138,6 @@ class GrantAsks:
             "tool": _text(params.get("tool")),
             "risk": params.get("risk") if params.get("risk") in RISKS else None,
         }
-        held = params.get("held") if params.get("held") in NEEDS else None
         timeout = params.get("timeoutMs", ASK_TIMEOUT * 1000)
         numeric = isinstance(timeout, int | float) and not isinstance(timeout, bool) and math.isfinite(timeout)
         if need not in NEEDS or not numeric:
@@ -154,13 +153,15 @@ class GrantAsks:
             shown = (url or "this page")[:100]
             self._refuse_now(browser_id, tab_id, shown, need, what, "not a site", reply)
             return
+        # A `once` the caller holds counts only for the site it was given for: the tab may have moved since.
+        held = params.get("held") if params.get("held") in NEEDS and params.get("heldSite") == site else None
         level = self.refresh().grants.get(site)
         stored = level.level if level is not None else "ask"
         if stored == "none":
             self._refuse_now(browser_id, tab_id, site, need, what, "never", reply)
             return
         if satisfies(stored, need) or (held is not None and satisfies(held, need)):
-            reply({"allowed": True, "level": stored}, None)
+            reply({"allowed": True, "level": stored, "site": site}, None)
             return
         ask = _Ask(secrets.token_hex(6), browser_id, tab_id, site, need, what, requester, request_id, reply, 0.0)
         ask.timeout = min(max(float(timeout) / 1000, 0.1), MAX_ASK_TIMEOUT)
@@ -217,7 +218,8 @@ class GrantAsks:
         data |= {k: v for k, v in ask.what.items() if k in ("who", "action", "tool") and v is not None}
         self._emit(ask.browser_id, _event("grant.answered", ask.tab_id, ask.site, **data))
         if allowed:
-            ask.reply({"allowed": True, "level": "ask" if answer == "once" else answer, "answer": answer}, None)
+            level = "ask" if answer == "once" else answer
+            ask.reply({"allowed": True, "level": level, "answer": answer, "site": ask.site}, None)
         else:
             why = "never" if answer == "never" else "read only"
             ask.reply(None, (ErrorCode.PERMISSION_DENIED, _refusal(ask.site, ask.need, ask.what, why)))

@@ -14,11 +14,13 @@ Standard library only: the relay daemon imports it.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 import os
 import re
 import stat
 import time
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +59,10 @@ ANSWERS = ("once", "read", "act", "never")
 Level = Literal["none", "read", "act", "ask"]
 MAX_FILE_BYTES = 1_000_000
 DEFAULT_PORTS = {"http": 80, "https": 443}
-_HOST = re.compile(r"^(?:[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\])$")
+_HOST = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
+_IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
 _RANK = {"none": 0, ASK: 0, "read": 1, "act": 2}
 
 
@@ -72,8 +77,10 @@ class GrantFileError(OSError):
 def origin_of(url: str) -> str | None:
     """The site of ``url``: ``scheme://host[:port]`` with the host lowercased (IDNA for non-ASCII) and the scheme's
     default port dropped; ``file://`` for local files. ``None`` for a URL that belongs to no site (``about:``,
-    ``data:``, ``chrome:``…, or one that does not parse): such pages can never be granted."""
-    if not isinstance(url, str) or len(url) > 8192:
+    ``data:``, ``chrome:``…, or one that does not parse), and for one Chrome could read as another site than this
+    parser does (a backslash, a control character, an IPv4 address in shorthand, a host IDNA versions disagree on):
+    such URLs can never be granted, so a check can never pass for a site Chrome then loads."""
+    if not isinstance(url, str) or len(url) > 8192 or "\\" in url or _CONTROL.search(url.strip()):
         return None
     try:
         parts = urlsplit(url.strip())
@@ -83,20 +90,37 @@ def origin_of(url: str) -> str | None:
     scheme = parts.scheme.lower()
     if scheme == "file":
         return "file://"
-    if scheme not in DEFAULT_PORTS or not parts.hostname:
+    host = _host(parts.hostname or "") if scheme in DEFAULT_PORTS else None
+    if host is None:
         return None
-    host = parts.hostname
+    where = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    return f"{scheme}://{where}"
+
+
+def _host(host: str) -> str | None:
+    """``host`` as Chrome writes it in a URL, or ``None`` when this parser cannot be sure it reads it as Chrome does."""
+    if ":" in host:
+        try:
+            return f"[{ipaddress.IPv6Address(host).compressed}]"
+        except ValueError:
+            return None
     if not host.isascii():
+        # Only letters and digits, NFC, none of the characters IDNA 2003 and 2008 map apart (ß, ς, joiners).
+        if not unicodedata.is_normalized("NFC", host) or any(
+            not (c.isalnum() or c in "-.") or c in _IDNA_DEVIATIONS for c in host
+        ):
+            return None
         try:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             return None
-    if ":" in host:
-        host = f"[{host}]"
-    if not _HOST.match(host):
-        return None
-    where = host if port is None or port == DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    return f"{scheme}://{where}"
+    last = host.rstrip(".").rsplit(".", 1)[-1]
+    if _NUMERIC_LABEL.match(last):  # an IPv4 address: only its dotted-decimal form, the one Chrome writes
+        try:
+            return str(ipaddress.IPv4Address(host)) if str(ipaddress.IPv4Address(host)) == host else None
+        except ValueError:
+            return None
+    return host if _HOST.match(host) else None
 
 
 def parse_origin(text: str) -> str:
@@ -317,7 +341,7 @@ class GrantStore:
         caption = f"Site grants ({self.path})" + (f": {snapshot.problem}" if snapshot.problem else "")
         text = [caption] + [f"  {r[0]}  {r[1]}  (since {r[2]}, by {r[3]})" for r in rows]
         if not rows:
-            text.append("  none: every site asks first")
+            text.append("  no grants yet: every site asks first")
         return {
             "text/plain": visible("\n".join(text)),
             "text/html": table(["site", "level", "since", "by"], rows, caption),

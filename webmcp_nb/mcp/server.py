@@ -451,7 +451,7 @@ class WebMCPServer:
             return f"the browser is not available: {self._startup_error or 'still starting'}"
         if not browser.connected:
             return _waiting_for(browser, self.options)
-        where = f"bound to tab {self.tab.id} ({self.tab.url})" if self.tab is not None else "no tab bound"
+        where = f"bound to tab {self.tab.id} ({self._address(self.tab)})" if self.tab is not None else "no tab bound"
         return f"browser {browser.id} connected; {where}" + (f"; {self._problem}" if self._problem else "")
 
     def _say(self, text: str) -> None:
@@ -678,7 +678,8 @@ class WebMCPServer:
         tool = self._shown.tool(name, tab) or tab._tools.get(key)
         if tool is None:
             raise _Failure(
-                f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} ({tab.url}). "
+                f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} "
+                f"({self._address(tab)}). "
                 "List the tools again (list_page_tools)."
             )
         if self._wrapped(key, tool.info):  # listed as {"input": value}; the page wants the value
@@ -711,6 +712,10 @@ class WebMCPServer:
             with contextlib.suppress(WebMCPError):  # (a call that closed or navigated the tab)
                 await tab.arefresh_tools()
         return _text(result.text, error=result.is_error)
+
+    def _address(self, tab: Tab) -> str:
+        """The tab's URL, or that its site is not granted to this client (the bound tab can move to one)."""
+        return tab.url if shows(tab.browser, tab.url) else NOT_GRANTED
 
     def _summary(self, tab: Tab) -> dict[str, Any]:
         """A tab as open_tab, select_tab and navigation answer: its page tools (if bound here) count as shown."""

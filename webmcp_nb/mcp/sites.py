@@ -1,10 +1,12 @@
 """What ``webmcp-nb mcp`` asks of the site grants (:mod:`webmcp_nb.browser.gate`) before it acts for its MCP client
 on the user's own browser, tool by tool:
 
-- ``open_tab``, ``navigate``: ``read`` of the target URL's site, before loading it;
+- ``open_tab``, ``navigate``: ``read`` of the target URL's site, before loading it (``about:blank`` has none: it
+  opens without asking);
 - ``select_tab``: ``read`` of the tab's site; ``close_tab``: ``act`` on the closed tab's site;
 - ``go_back``, ``reload``, ``screenshot``, ``list_page_tools``, ``inject_skill``: ``read`` of the bound tab's site;
-- page tools (``page_*``, ``call_page_tool``): ``read`` for read-only tools, ``act`` for the others;
+- page tools (``page_*``, ``call_page_tool``): ``read`` for read-only tools, ``act`` for the others, of the page's
+  site and, for a tool of a cross-origin frame, of the frame's site too;
 - ``list_tabs`` shows a tab on a site the client may not read as such (its id, no URL, title or tools), and the
   bound tab's page tools are listed only while its site may be read; neither asks.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..browser.gate import Asker, Need, check_site, need_of, shows
+from ..browser.gate import Asker, Need, check_call, check_site, shows
 
 if TYPE_CHECKING:
     from ..browser.tab import Tab
@@ -49,7 +51,7 @@ class McpSites:
         if bound is not None and bound.closed:
             bound = None
         if name in ("open_tab", "navigate"):
-            if isinstance(url, str) and url:
+            if isinstance(url, str) and url and url.strip().lower() != "about:blank":  # no site, nothing to read
                 await self._check("read", url=url, action="open" if name == "open_tab" else "navigate")
         elif name in ("select_tab", "close_tab") and isinstance(tab_id, int) and not isinstance(tab_id, bool):
             if browser is not None:
@@ -64,11 +66,10 @@ class McpSites:
             await self._check("read", tab=bound, action="inject", tool=skill)
 
     async def before_call(self, tab: Tab, name: str, frame: int | None) -> None:
-        """Before a page tool's call: ``read`` for a read-only tool, ``act`` for any other (or one not listed)."""
+        """Before a page tool's call: :func:`~webmcp_nb.browser.gate.check_call` (a cross-origin frame's tool needs
+        its frame's site too)."""
         tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
-        need = need_of(tool) if tool is not None else "act"
-        risk = tool.risk if tool is not None else None
-        await self._check(need, tab=tab, action="call", tool=name, risk=risk)
+        await check_call(tab, tool, name, self.asker(), timeout=self.server.options.ask_timeout)
 
     def shows(self, tab: Tab) -> bool:
         """Whether the tab's URL, title and tools may be shown to the client now (no ask)."""

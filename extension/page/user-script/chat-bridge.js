@@ -122,7 +122,7 @@
 
     let port = null;
     function connect() {
-      port = chrome.runtime.connect({ name: PORT });
+      port = chrome.runtime.connect({ name: `${PORT}/${config.portKey}` }); // the key proves this is the world it started
       port.onMessage.addListener(onMessage);
       port.onDisconnect.addListener(() => {
         port = null;
@@ -161,7 +161,9 @@
       const list = replies();
       if (list.length < baseline) baseline = list.length; // the site dropped messages (a new chat)
       if (instructed && list.length && instructed.path !== location.pathname) instructed.path = location.pathname;
-      if (enabled && list.length > baseline) {
+      // Only a reply to a message sent since the bridge started counts: a page that loads its history late (a
+      // reload, as real sites do) shows old replies, whose calls ran already or were never the bridge's.
+      if (enabled && turn > 0 && list.length > baseline) {
         const text = (list.at(-1).innerText ?? '').slice(0, MAX_REPLY_CHARS);
         const now = Date.now();
         if (text !== last.text) {
@@ -283,7 +285,10 @@
     async function deliver() {
       if (!results.length || sending || busy() || !last.done) return;
       const { turn: wanted, text } = results.shift();
-      if (wanted !== turn) return deliver(); // a reply the chat has moved past
+      if (wanted !== turn) { // a reply the chat has moved past (the user sent a message meanwhile): said, not typed
+        post({ type: 'problem', text: 'A result came after a new message was sent, so it was not typed into the chat; the notebook keeps it (bridge.calls).' });
+        return deliver();
+      }
       const input = find('input');
       if (!input) return post({ type: 'problem', text: 'The results could not be typed: the chat has no input this bridge can find.' });
       const draft = textOf(input).trim();
