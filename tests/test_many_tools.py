@@ -51,7 +51,7 @@ def relayed(browser: wm.Browser, tab: wm.Tab) -> list[tuple[int, str, str]]:
 
 def test_changes_move_only_what_changed_and_every_copy_agrees(open_tab, browser):
     tab = open_tab("t/changing.html")
-    tab.wait_for_tool("inner_b")
+    tab.wait_for_tool("inner_b", timeout=30)
     assert list(tab.tools) == ["change", "alpha", "beta", "inner_a", "inner_b"]
     change = tab.tools["change"]
 
@@ -76,7 +76,7 @@ def test_changes_move_only_what_changed_and_every_copy_agrees(open_tab, browser)
 def test_a_restarted_worker_rebuilds_the_same_list(server):
     with wm.launch(native_webmcp=True, args=["--remote-debugging-port=0"]) as browser:
         tab = browser.open(server.url("t/changing.html"))
-        tab.wait_for_tool("inner_b")
+        tab.wait_for_tool("inner_b", timeout=30)  # an iframe in a fresh browser, on a loaded machine
         tab.call("change", add=["gamma", "delta"], remove=["alpha"], describe={"beta": "redescribed"})
         eventually(lambda: "delta" in tab.tools and tab.tools["beta"].description == "redescribed")
         tab.call("change", add=["alpha"])
