@@ -450,7 +450,9 @@ class ChatBridge:
     async def _finish(self, turn: tuple[str, int], reply: _Reply, text: str) -> None:
         """The reply is complete: its results go back to the chat, or — no call in it — the turn has ended."""
         if reply.calls:
-            results = [await task for task in list(reply.calls)]
+            results: list[str] = []
+            while len(results) < len(reply.calls):  # a call read from a re-render meanwhile is waited for too
+                results.append(await reply.calls[len(results)])
             reply.finished = True
             await self._deliver(turn, "\n\n".join(results))
             return
