@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -67,6 +68,15 @@ def server_env(**extra: str) -> dict[str, str]:
 def webmcp_nb_mcp(*args: str, **env: str) -> StdioServerParameters:
     """``webmcp-nb mcp ARGS`` as the SDK's stdio client launches it."""
     return StdioServerParameters(command=sys.executable, args=["-m", "webmcp_nb", "mcp", *args], env=server_env(**env))
+
+
+def inspector_cli(server_args: list[str], *method: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """One request of the MCP Inspector's CLI (a client nobody here wrote) to ``webmcp-nb mcp SERVER_ARGS``, in
+    JSON; it waits up to 60 s for a server that starts on a loaded machine."""
+    env = ["-e", f"PYTHONPATH={server_env()['PYTHONPATH']}", "-e", f"WEBMCP_NB_HOME={home}"]
+    target = [sys.executable, "-m", "webmcp_nb", "mcp", *server_args]
+    cli = [str(node_tool("mcp-inspector")), "--cli", "--format", "json", "-q", "--connect-timeout", "60000"]
+    return subprocess.run([*cli, *env, *target, *method], capture_output=True, text=True, timeout=120)
 
 
 class Changes:

@@ -13,6 +13,8 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -210,15 +212,26 @@ async def _asked(client: Client, count: int) -> dict[str, Any]:
     raise AssertionError(f"no ask {count}: {client.kinds()}")
 
 
+@asynccontextmanager
+async def _asker_and_viewer(store: GrantStore) -> AsyncIterator[tuple[Relay, Client, Client]]:
+    """A relay that enforces ``store``, with two real clients: one that checks, one that answers as a view."""
+    relay = await Relay(SECRET, grants=store, enforce_grants=True).start()
+    asker, viewer = Client(relay), Client(relay)
+    try:
+        await asker.connection.open()
+        await viewer.connection.open()
+        yield relay, asker, viewer
+    finally:
+        await asker.connection.close()
+        await viewer.connection.close()
+        await relay.close()
+
+
 def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path: Path) -> None:
     store = GrantStore(tmp_path / "grants.json")
 
     async def scenario() -> None:
-        relay = await Relay(SECRET, grants=store, enforce_grants=True).start()
-        asker, viewer = Client(relay), Client(relay)
-        await asker.connection.open()
-        await viewer.connection.open()
-        try:
+        async with _asker_and_viewer(store) as (relay, asker, viewer):
             # Never granted: the check waits; both clients hear the ask; the first answer wins, a second is refused.
             pending = asyncio.ensure_future(asker.check("act"))
             ask = await _asked(viewer, 1)
@@ -279,10 +292,6 @@ def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path:
             assert viewer.events[-1]["data"]["why"] == "withdrawn" and not relay.grant_asks.state()["asks"]
             with pytest.raises(PermissionDeniedError, match="not a site that can be granted"):
                 await asker.check("read", url="about:blank")
-        finally:
-            await asker.connection.close()
-            await viewer.connection.close()
-            await relay.close()
         kinds = viewer.kinds()
         assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 4
         assert asker.events == viewer.events  # every client hears the same
@@ -296,11 +305,7 @@ def test_a_once_counts_only_for_the_site_it_was_answered_for(tmp_path: Path) -> 
     store = GrantStore(tmp_path / "grants.json")
 
     async def scenario() -> None:
-        relay = await Relay(SECRET, grants=store, enforce_grants=True).start()
-        asker, viewer = Client(relay), Client(relay)
-        await asker.connection.open()
-        await viewer.connection.open()
-        try:
+        async with _asker_and_viewer(store) as (_, asker, viewer):
             pending = asyncio.ensure_future(asker.check("act"))
             await viewer.answer((await _asked(viewer, 1))["id"], "once")
             assert (await pending)["site"] == BANK  # where the caller keeps its once
@@ -314,10 +319,6 @@ def test_a_once_counts_only_for_the_site_it_was_answered_for(tmp_path: Path) -> 
                 "https://mail.example",
                 BANK,
             ]
-        finally:
-            await asker.connection.close()
-            await viewer.connection.close()
-            await relay.close()
 
     asyncio.run(scenario())
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 import anyio
 import pytest
 from eventually import eventually
-from mcp_peers import Daemon, listed_until, mcp_session, node_tool, server_env, text
+from mcp_peers import Daemon, inspector_cli, listed_until, mcp_session, server_env, text
 
 import webmcp_nb as wm
 from webmcp_nb.core.describe import line
@@ -155,24 +154,9 @@ def test_url_reuses_a_tab_showing_it_and_a_session_closes_the_tabs_it_opened(
         anyio.run(run, errlog)
 
     mine.activate()  # a one-shot client without --url: the active tab's page tools
-    inspector = node_tool("mcp-inspector")
-    env = ["-e", f"PYTHONPATH={server_env()['PYTHONPATH']}", "-e", f"WEBMCP_NB_HOME={daemon.home}"]
-    target = [sys.executable, "-m", "webmcp_nb", "mcp", "--port", str(daemon.port)]
 
     def inspect(*method: str) -> Any:
-        command = [
-            str(inspector),
-            "--cli",
-            "--format",
-            "json",
-            "-q",
-            "--connect-timeout",
-            "60000",
-            *env,
-            *target,
-            *method,
-        ]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        done = inspector_cli(["--port", str(daemon.port)], *method, home=daemon.home)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)["result"]
 

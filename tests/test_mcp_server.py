@@ -8,14 +8,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
 from eventually import eventually
-from mcp_peers import mcp_session, node_tool, server_env
+from mcp_peers import inspector_cli, mcp_session
 
 from webmcp_nb.browser.skills import builtin_skills_path
 from webmcp_nb.demo.run import DEMO_SEARCH
@@ -118,24 +117,8 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
 
 
 def test_the_mcp_inspector_cli_lists_and_calls_page_tools(server, tmp_path) -> None:
-    inspector = node_tool("mcp-inspector")
-    env = ["-e", f"PYTHONPATH={server_env()['PYTHONPATH']}", "-e", f"WEBMCP_NB_HOME={tmp_path / 'home'}"]
-    target = [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", "--url", server.url("flights/")]
-
     def inspect(*method: str) -> subprocess.CompletedProcess[str]:
-        command = [
-            str(inspector),
-            "--cli",
-            "--format",
-            "json",
-            "-q",
-            "--connect-timeout",
-            "60000",
-            *env,
-            *target,
-            *method,
-        ]
-        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+        return inspector_cli(["--launch", "--url", server.url("flights/")], *method, home=tmp_path / "home")
 
     listed = inspect("--method", "tools/list")
     assert listed.returncode == 0, listed.stderr
