@@ -230,6 +230,30 @@ def test_a_request_waits_for_the_relay_its_client_restarts_but_not_for_one_that_
     assert "no relay is running" in asyncio.run(scenario())
 
 
+@pytest.mark.timeout(60)
+def test_a_request_gives_up_on_a_port_that_accepts_and_never_answers():
+    """Dials that each hang to their handshake limit must not keep a request waiting past its own limit."""
+
+    async def scenario() -> str:
+        relay = await Relay("a-test-secret-of-some-length").start()
+        connection = Connection(relay.port, relay.secret)
+        silent: asyncio.base_events.Server | None = None
+        try:
+            await connection.open(timeout=5)
+            port = relay.port
+            await relay.close()
+            silent = await asyncio.start_server(lambda r, w: None, "127.0.0.1", port)  # accepts, says nothing
+            with pytest.raises(NotConnectedError) as gone:
+                await connection.wait_ready(1.0)
+            return str(gone.value)
+        finally:
+            await connection.close()
+            if silent is not None:
+                silent.close()
+
+    assert "not connected to the relay" in asyncio.run(scenario())
+
+
 def test_a_busy_relay_is_not_restarted_but_a_gone_one_is():
     async def scenario():
         relay = await Relay("a-test-secret-of-some-length").start()

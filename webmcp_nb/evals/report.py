@@ -504,7 +504,7 @@ class EvalReport:
         links = []
         for each in runs:
             href = self._href(each, base) if base is not None else None
-            label = f"repeat {each.repeat}"
+            label = escape(f"repeat {each.repeat}")  # a shared report.json says what its repeat is
             links.append(f"<a href='{escape(href)}'>{label}</a>" if href else label)
         same = " (the same reasons)" if len(runs) > 1 else ""
         head = (

@@ -222,7 +222,7 @@ class Connection(_Link):
         self._dialing = True
         try:
             self._ws = await self._dial(timeout)
-            self.last_error = None
+            self.last_error, self._starting = None, None
         except NotConnectedError as exc:
             self.last_error = exc
             raise
@@ -341,8 +341,12 @@ class Connection(_Link):
         gone, raise ``NotConnectedError`` within ``limit`` seconds, saying why and what to do. A dial under way
         is let finish, and a relay being restarted gets up to :data:`START_WAIT`."""
         deadline = time.monotonic() + limit
-        while not self.ready and (time.monotonic() < deadline or self._dialing or self._relay_starting()):
-            self._wake.set()
+        last_dial = deadline + HANDSHAKE_TIMEOUT + AUTH_TIMEOUT  # a dial under way at the deadline ends by then
+        self._wake.set()
+        while not self.ready:
+            now = time.monotonic()
+            if now >= deadline and not self._relay_starting() and not (self._dialing and now < last_dial):
+                break
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self._ready.wait(), 0.25)
         if not self.ready:

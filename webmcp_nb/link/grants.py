@@ -20,7 +20,6 @@ import os
 import re
 import stat
 import time
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,7 +61,6 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST = re.compile(r"^[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _NUMERIC_LABEL = re.compile(r"^(?:0x[0-9a-f]*|[0-9]+)$")
-_IDNA_DEVIATIONS = frozenset("\u00df\u03c2\u200c\u200d")
 _RANK = {"none": 0, ASK: 0, "read": 1, "act": 2}
 
 
@@ -75,10 +73,11 @@ class GrantFileError(OSError):
 
 
 def origin_of(url: str) -> str | None:
-    """The site of ``url``: ``scheme://host[:port]`` with the host lowercased (IDNA for non-ASCII) and the scheme's
+    """The site of ``url``: ``scheme://host[:port]`` with the host lowercased and the scheme's
     default port dropped; ``file://`` for local files. ``None`` for a URL that belongs to no site (``about:``,
     ``data:``, ``chrome:``…, or one that does not parse), and for one Chrome could read as another site than this
-    parser does (a backslash, a control character, an IPv4 address in shorthand, a host IDNA versions disagree on):
+    parser does (a backslash, a control character, an IPv4 address in shorthand, a host not in ASCII — Chrome
+    reports its tabs' URLs in the ``xn--`` form, which is how such a site is granted):
     such URLs can never be granted, so a check can never pass for a site Chrome then loads."""
     if not isinstance(url, str) or len(url) > 8192 or "\\" in url or _CONTROL.search(url.strip()):
         return None
@@ -101,19 +100,11 @@ def _host(host: str) -> str | None:
     """``host`` as Chrome writes it in a URL, or ``None`` when this parser cannot be sure it reads it as Chrome does."""
     if ":" in host:
         try:
-            return f"[{ipaddress.IPv6Address(host).compressed}]"
+            return f"[{ipaddress.IPv6Address(host).compressed}]" if "%" not in host else None  # no zone id in URLs
         except ValueError:
             return None
-    if not host.isascii():
-        # Only letters and digits, NFC, none of the characters IDNA 2003 and 2008 map apart (ß, ς, joiners).
-        if not unicodedata.is_normalized("NFC", host) or any(
-            not (c.isalnum() or c in "-.") or c in _IDNA_DEVIATIONS for c in host
-        ):
-            return None
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return None
+    if not host.isascii():  # Python's IDNA (2003) and Chrome's (UTS 46) map many names apart: the xn-- form only
+        return None
     last = host.rstrip(".").rsplit(".", 1)[-1]
     if _NUMERIC_LABEL.match(last):  # an IPv4 address: only its dotted-decimal form, the one Chrome writes
         try:
@@ -130,7 +121,8 @@ def parse_origin(text: str) -> str:
     if site is None:
         raise GrantError(
             f"not a site: {str(text)[:200]!r}. Give its origin, scheme and host (and a port if not the default), "
-            "like https://bank.example or http://127.0.0.1:8000 (file:// for local files)"
+            "like https://bank.example or http://127.0.0.1:8000 (file:// for local files; a name not in ASCII in "
+            "its xn-- form, as the browser's address bar shows it when copied)"
         )
     return site
 
