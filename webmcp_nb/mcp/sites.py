@@ -21,6 +21,7 @@ from ..browser.gate import Asker, Need, check_call, check_site, shows
 
 if TYPE_CHECKING:
     from ..browser.tab import Tab
+    from ..browser.tools import Tool
     from .server import WebMCPServer
 
 __all__ = ["McpSites", "NOT_GRANTED", "READ_BOUND_TAB"]
@@ -65,10 +66,9 @@ class McpSites:
             skill = arguments.get("name") if isinstance(arguments.get("name"), str) else None
             await self._check("read", tab=bound, action="inject", tool=skill)
 
-    async def before_call(self, tab: Tab, name: str, frame: int | None) -> None:
-        """Before a page tool's call: :func:`~webmcp_nb.browser.gate.check_call` (a cross-origin frame's tool needs
-        its frame's site too)."""
-        tool = tab._tools.named(name) if frame is None else tab._tools.get((frame, name))
+    async def before_call(self, tab: Tab, tool: Tool | None, name: str) -> None:
+        """Before a page tool's call, given the tool the call goes to: :func:`~webmcp_nb.browser.gate.check_call`
+        (a cross-origin frame's tool needs its frame's site too; one not listed needs ``act``)."""
         await check_call(tab, tool, name, self.asker(), timeout=self.server.options.ask_timeout)
 
     def shows(self, tab: Tab) -> bool:
