@@ -179,11 +179,16 @@ def test_skills_section_switches_skills(polyfill_browser, server):
         tab.inject(wm.Skill.builtin("shop"))
         panel = wm.panel(tab)
         eventually(lambda: "shop" in panel.skills.toggles)
-        panel.skills.toggles["shop"].value = False
+        switch = panel.skills.toggles["shop"]
+        switch.value = False
+        panel.refresh()  # a redraw before the browser has reported the change keeps the user's click
+        assert panel.skills.toggles["shop"] is switch and switch.value is False
         eventually(lambda: not polyfill_browser.skills["shop"].enabled)
         eventually(lambda: len(tab.tools) == 0 or (tab.refresh_tools() and len(tab.tools) == 0))
-        panel.skills.toggles["shop"].value = True
+        switch.value = True
         eventually(lambda: polyfill_browser.skills["shop"].enabled)
+        polyfill_browser.skills.disable("shop")  # a change made elsewhere moves the switch
+        eventually(lambda: switch.value is False)
         panel.close()
     finally:
         polyfill_browser.skills.uninstall("shop")

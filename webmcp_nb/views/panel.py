@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from ..agent.agent import Agent, AgentRun
     from ..browser.browser import Browser
     from ..browser.tab import Tab
+    from ..link.protocol import InstalledSkill, SkillStatus
 
 __all__ = ["Panel", "panel"]
 
@@ -409,30 +410,73 @@ NO_SKILLS = (
 )
 
 
+class SkillRow(W.Box):
+    """One installed skill: its switch, a reload button and its health on the panel's tab.
+
+    The switch follows the skill's state when that state moves, not on every redraw: a click stands until the
+    browser reports the change it asked for, so a redraw from older state (a tools list arriving first) never
+    flips the switch back under the user's hand."""
+
+    def __init__(self, view: SkillsView, name: str) -> None:
+        self.view, self.name = view, name
+        self.toggle = W.Checkbox(value=True, indent=False)
+        self.toggle.observe(self._clicked, names="value")
+        self.reload = W.Button(description="reload")
+        self.reload.on_click(self._reload)
+        self.note = W.HTML()
+        self._shown: bool | None = None
+        self._following = False
+        super().__init__([self.toggle, self.reload, self.note], layout=_row())
+
+    def show(self, skill: InstalledSkill, health: SkillStatus | None, reloadable: bool) -> None:
+        self.toggle.description = f"{skill.name} {skill.version}"
+        if skill.enabled != self._shown:
+            self._shown = skill.enabled
+            self._following = True
+            try:
+                self.toggle.value = skill.enabled
+            finally:
+                self._following = False
+        self.reload.disabled = not reloadable
+        note = "" if health is None else ("ok" if health.ok else f"not active here: {health.reason}")
+        self.note.value = escape(note)
+
+    def _clicked(self, change: dict[str, Any]) -> None:
+        if not self._following:
+            self.view.set_enabled(self.name, change["new"])
+
+    def _reload(self, _: Any) -> None:
+        source = self.view.owner.browser.skills.source(self.name)
+        if source is not None:
+            _submit(source.areload(), lambda r, e: None)
+
+
 class SkillsView(W.VBox):
-    """Installed skills: enable/disable, reload, and their health on the panel's tab."""
+    """Installed skills: enable/disable, reload, and their health on the panel's tab. Rows stay the same widgets
+    from one redraw to the next (a redraw follows every tools change)."""
 
     def __init__(self, owner: Panel) -> None:
         self.owner = owner
-        self.toggles: dict[str, W.Checkbox] = {}
+        self.rows: dict[str, SkillRow] = {}
+        self._lock = threading.Lock()
         super().__init__(layout=_fill())
+
+    @property
+    def toggles(self) -> dict[str, W.Checkbox]:
+        """Each installed skill's switch, by name."""
+        return {name: row.toggle for name, row in self.rows.items()}
 
     def refresh(self) -> None:
         browser, tab = self.owner.browser, self.owner.tab
         health = {s.name: s for s in (tab.skills if tab else [])}
-        rows = []
-        for name, skill in browser.skills.items():
-            toggle = W.Checkbox(value=skill.enabled, description=f"{name} {skill.version}", indent=False)
-            toggle.observe(lambda change, n=name: self.set_enabled(n, change["new"]), names="value")
-            self.toggles[name] = toggle
-            source = browser.skills.source(name)
-            reload = W.Button(description="reload", disabled=source is None)
-            if source is not None:
-                reload.on_click(lambda _, s=source: _submit(s.areload(), lambda r, e: None))
-            status = health.get(name)
-            note = "" if status is None else ("ok" if status.ok else f"not active here: {status.reason}")
-            rows.append(W.Box([toggle, reload, W.HTML(escape(note))], layout=_row()))
-        self.children = rows or [W.HTML(_hint(NO_SKILLS))]
+        installed = {name: browser.skills[name] for name in list(browser.skills)}
+        with self._lock:
+            for name in [n for n in self.rows if n not in installed]:
+                self.rows.pop(name).close()
+            for name, skill in installed.items():
+                row = self.rows.get(name) or self.rows.setdefault(name, SkillRow(self, name))
+                row.show(skill, health.get(name), browser.skills.source(name) is not None)
+            self.children = list(self.rows.values()) or [W.HTML(_hint(NO_SKILLS))]
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         registry = self.owner.browser.skills
