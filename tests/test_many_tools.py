@@ -1,6 +1,8 @@
 """Pages with thousands of tools: every tool a page registers is listed, in registration order, and callable;
 past the mirror's bounds tools are left out loudly, and still callable by name."""
 
+from collections.abc import Callable
+
 import pytest
 from cdp import stop_service_worker
 from eventually import eventually
@@ -49,9 +51,24 @@ def relayed(browser: wm.Browser, tab: wm.Tab) -> list[tuple[int, str, str]]:
     return [(t.get("frameId", 0), t["name"], t.get("description", "")) for t in tab_state["tools"]]
 
 
+def open_changing(open_: Callable[[str], wm.Tab]) -> wm.Tab:
+    """``t/changing.html`` once its iframe's tools are mirrored. Chromium 156's native WebMCP now and then loses an
+    iframe's registrations (the page's own ``getTools()`` lacks them too, about 1 tab in 80 here): that page is
+    opened again. When the page lists them and the mirror does not, the fault is ours and the test fails."""
+    for _ in range(3):
+        tab = open_("t/changing.html")
+        try:
+            tab.wait_for_tool("inner_b", timeout=15)
+            return tab
+        except wm.ToolTimeoutError:
+            listed = tab.call("change").value
+            assert "inner_b" not in listed, f"the page lists {listed}, the mirror {list(tab.tools)}"
+            tab.close()
+    raise AssertionError("Chromium lost the iframe's tools of t/changing.html three times")
+
+
 def test_changes_move_only_what_changed_and_every_copy_agrees(open_tab, browser):
-    tab = open_tab("t/changing.html")
-    tab.wait_for_tool("inner_b", timeout=30)
+    tab = open_changing(open_tab)
     assert list(tab.tools) == ["change", "alpha", "beta", "inner_a", "inner_b"]
     change = tab.tools["change"]
 
@@ -75,8 +92,7 @@ def test_changes_move_only_what_changed_and_every_copy_agrees(open_tab, browser)
 @pytest.mark.browser
 def test_a_restarted_worker_rebuilds_the_same_list(server):
     with wm.launch(native_webmcp=True, args=["--remote-debugging-port=0"]) as browser:
-        tab = browser.open(server.url("t/changing.html"))
-        tab.wait_for_tool("inner_b", timeout=30)  # an iframe in a fresh browser, on a loaded machine
+        tab = open_changing(lambda path: browser.open(server.url(path)))
         tab.call("change", add=["gamma", "delta"], remove=["alpha"], describe={"beta": "redescribed"})
         eventually(lambda: "delta" in tab.tools and tab.tools["beta"].description == "redescribed")
         tab.call("change", add=["alpha"])

@@ -1,5 +1,6 @@
 // Tools that come, go and change on request: `change` removes tools, then (a task later, once WebMCP let them go)
-// adds tools and re-registers others with a new description.
+// adds tools and re-registers others with a new description. It answers with the names the page's WebMCP lists
+// (iframes' tools too): what the page itself sees, beside what the extension mirrors.
 const mc = document.modelContext;
 const none = { type: 'object', properties: {} };
 const controllers = new Map();
@@ -31,7 +32,7 @@ mc.registerTool({
     await new Promise((resolve) => setTimeout(resolve, 0));
     for (const name of add) register(name);
     for (const [name, text] of Object.entries(describe)) register(name, text);
-    return 'done';
+    return (await mc.getTools()).map((tool) => tool.name);
   },
 });
 register('alpha');
