@@ -122,3 +122,11 @@ def test_a_pathological_pattern_cannot_freeze_the_library(polyfill_browser, serv
         assert tab.call("received").value == []  # the loop kept serving while the regex ran
     finally:
         tab.close()
+
+
+def test_a_listing_that_never_settles_does_not_hold_up_later_ones(open_tab):
+    """The page's first getTools() never answers: that listing is given up after 5 s, and the next one (a sync
+    here) reports the page's tool."""
+    tab = open_tab("t/hung-listing.html")
+    eventually(lambda: "after_hang" in tab.refresh_tools().tools, 30, "the tool after the hung listing")
+    assert tab.call("after_hang").value == "ok"

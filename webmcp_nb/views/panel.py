@@ -441,6 +441,10 @@ class SkillRow(W.Box):
         note = "" if health is None else ("ok" if health.ok else f"not active here: {health.reason}")
         self.note.value = escape(note)
 
+    def forget(self) -> None:
+        """Show the skill's state at the next redraw, whatever the switch says (a click the browser refused)."""
+        self._shown = None
+
     def _clicked(self, change: dict[str, Any]) -> None:
         if not self._following:
             self.view.set_enabled(self.name, change["new"])
@@ -474,13 +478,23 @@ class SkillsView(W.VBox):
             for name in [n for n in self.rows if n not in installed]:
                 self.rows.pop(name).close()
             for name, skill in installed.items():
-                row = self.rows.get(name) or self.rows.setdefault(name, SkillRow(self, name))
+                row = self.rows.get(name)
+                if row is None:
+                    row = self.rows[name] = SkillRow(self, name)
                 row.show(skill, health.get(name), browser.skills.source(name) is not None)
             self.children = list(self.rows.values()) or [W.HTML(_hint(NO_SKILLS))]
 
     def set_enabled(self, name: str, enabled: bool) -> None:
+        """Switch a skill on or off; if the browser refuses, the switch shows the skill's state again."""
         registry = self.owner.browser.skills
-        _submit(registry.aenable(name) if enabled else registry.adisable(name), lambda r, e: None)
+        _submit(registry.aenable(name) if enabled else registry.adisable(name), lambda r, e: self._settled(name, e))
+
+    def _settled(self, name: str, error: BaseException | None) -> None:
+        if error is None:
+            return
+        if name in self.rows:
+            self.rows[name].forget()
+        self.refresh()
 
 
 NO_EVENTS = (

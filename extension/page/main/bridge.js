@@ -28,6 +28,7 @@
   const call = Function.prototype.call.bind(Function.prototype.call);
   const microtask = queueMicrotask.bind(window);
   const setTimer = setTimeout;
+  const clearTimer = clearTimeout;
   const nextTask = (callback) => setTimer(callback, 0);
   const isArray = Array.isArray;
 
@@ -174,12 +175,13 @@
   }
 
   // A listing that does not settle (a page's own getTools, or native WebMCP's in a frame it lost track of) must
-  // not hold up every later report of this frame: past LIST_TIMEOUT_MS the report is dropped, not sent empty.
+  // not hold up every later report of this frame: past LIST_TIMEOUT_MS it fails, and its report is dropped (not
+  // sent empty); the next change or sync lists again.
   const LIST_TIMEOUT_MS = 5_000;
-  const listAll = () => Promise.race([
-    Promise.all(backends.map((b) => b.list().catch(() => []))),
-    new Promise((_, reject) => setTimer(() => reject(new Error('listing timed out')), LIST_TIMEOUT_MS)),
-  ]);
+  const listAll = () => new Promise((resolve, reject) => {
+    const timer = setTimer(() => reject(new Error('listing timed out')), LIST_TIMEOUT_MS);
+    Promise.all(backends.map((b) => b.list().catch(() => []))).then((lists) => { clearTimer(timer); resolve(lists); });
+  });
 
   // 3. The messages on the channel to content.js. A report says what changed since the previous one: `upsertJson`
   // (JSON text of the tools added or changed: the worker parses it once, instead of this frame parsing it back and
