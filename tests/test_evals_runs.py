@@ -263,6 +263,33 @@ def test_their_browser_mode_results_and_forms_a_person_must_submit(tmp_path: Pat
         assert rescored.status == "pass" and rescored.calls == run.calls, run.task
 
 
+@pytest.mark.browser
+def test_the_harness_own_check_during_a_slow_call_is_not_a_step_of_the_replay(
+    tmp_path: Path, server, polyfill_browser: wm.Browser
+):
+    """A call that runs over a second makes the harness look for a form waiting for a person: a call of its own in
+    the middle of the model's turn. The session says the harness made it, and a replay (which makes no such call)
+    agrees with the recording."""
+    cases = tmp_path / "slow.json"
+    task = {"role": "user", "type": "message", "content": "[slow] Is there a waitlist?"}
+    cases.write_text(json.dumps([{"name": "slow", "messages": [task], "expectedCall": [{"functionName": "waitlist"}]}]))
+    page = server.url("t/bistro.html")
+    with ScriptedServer(by_task({"[slow]": [call("waitlist"), say("Two are waiting.")]})) as model_server:
+        report = wm.evals.run(cases, models=[model(model_server)], start_url=page, output=tmp_path, progress=False)
+    (run,) = report.runs
+    assert run.status == "pass", run.reasons
+    session = wm.Session.load(report.session_path(run))
+    probes = [e for e in session.filter("tool.called") if e.data["tool"] == "webmcp_nb_evals_probe"]
+    assert probes and {e.data["origin"] for e in probes} == {"evals"}
+    assert "eval harness" in session.report().html
+    tab = polyfill_browser.open(page)
+    try:
+        replay = wm.replay_agent(session, tab, progress=False)
+    finally:
+        tab.close()
+    assert replay.ok and replay.steps == 1, str(replay)
+
+
 @pytest.mark.parametrize("cap", [None, 1])
 def test_a_cap_on_concurrent_requests_per_provider(tmp_path: Path, cap: int | None):
     """Two runs at once. The first request is answered after HOLD seconds: with a cap of one request at a time,

@@ -135,7 +135,8 @@ export const ORIGINS = Object.freeze({
   "agent": "agent",
   "sidepanel": "side panel",
   "mcp": "MCP client",
-  "bridge": "chat bridge"
+  "bridge": "chat bridge",
+  "evals": "eval harness"
 });
 export const ASKERS = Object.freeze({
   "agent": "agent",

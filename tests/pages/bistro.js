@@ -16,3 +16,10 @@ document.modelContext.registerTool({
   annotations: { readOnlyHint: true },
   execute: () => ({ isError: true, content: [{ type: 'text', text: 'kitchen closed' }] }),
 });
+document.modelContext.registerTool({
+  name: 'waitlist',
+  description: 'How long the waitlist is (the host takes a moment to look).',
+  inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: true },
+  execute: () => new Promise((resolve) => setTimeout(() => resolve({ waiting: 2 }), 1500)),
+});

@@ -42,6 +42,7 @@ from ..link.relay import Relay
 from .calls import CallLine
 from .chromium import ChromiumProcess, ProcessExit
 from .panel_feed import PanelFeed
+from .schema import load_checker
 from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
 
@@ -136,6 +137,7 @@ class Browser:
         self._grants = GrantsState()
         """The per-site grants as the relay last told them (enforced until it says otherwise)."""
         connection.add_listener(self._on_event)
+        load_checker()  # the argument checker loads while the browser starts
 
     # ----- state from the relay -----
 

@@ -7,18 +7,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import difflib
+import importlib
 import inspect
 import json
 import keyword
 from functools import lru_cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import jsonschema
 import regex
-from jsonschema.exceptions import ValidationError, best_match
 
 from ..core.display import clip, visible
 from ..core.errors import Hint, InvalidArgumentsError
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 __all__ = [
     "validate_arguments",
@@ -151,6 +153,8 @@ def _matches(pattern: str, text: str) -> bool:
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
     if not validator.is_type(instance, "string"):
         return
     try:
@@ -161,6 +165,8 @@ def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
 
 
 def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
@@ -174,8 +180,17 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
+@lru_cache(maxsize=1)
+def load_checker() -> concurrent.futures.Future[Any]:
+    """Import ``jsonschema`` in a thread, once. It takes about a second (its optional format checkers build
+    grammars at import), so it loads beside a browser's start rather than with the library or on the loop."""
+    return _validators.submit(importlib.import_module, "jsonschema")
+
+
 @lru_cache(maxsize=512)
-def _validator(schema_json: str) -> jsonschema.protocols.Validator:
+def _validator(schema_json: str) -> Validator:
+    import jsonschema
+
     schema = json.loads(schema_json)
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     base.check_schema(schema)
@@ -193,6 +208,8 @@ def has_pattern(schema: dict[str, Any] | None) -> bool:
 async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool) -> None:
     """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
     (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
+    if not (checker := load_checker()).done():
+        await asyncio.wrap_future(checker)
     if not has_pattern:
         validate_arguments(name, schema, args)
         return
@@ -231,10 +248,13 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
                 field=unknown[0],
                 hint=not_sent(tool_name),
             )
+    from jsonschema import SchemaError
+    from jsonschema.exceptions import best_match
+
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
         error = best_match(validator.iter_errors(args))
-    except jsonschema.SchemaError as exc:
+    except SchemaError as exc:
         raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
     except Exception as exc:  # e.g. a $ref that does not resolve
         raise InvalidArgumentsError(f"{tool_name}: the page's input schema cannot be used: {exc}") from None

@@ -31,6 +31,7 @@ ORIGINS = {
     "sidepanel": "side panel",
     "mcp": "MCP client",
     "bridge": "chat bridge",
+    "evals": "eval harness",
 }
 """Who may act, as ``data.origin`` spells it and as views say it."""
 

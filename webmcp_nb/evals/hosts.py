@@ -23,7 +23,7 @@ from ..browser.schema import check_arguments
 from ..browser.skills import Skill
 from ..browser.tools import Tool, ToolResult
 from ..core.errors import InvalidArgumentsError, WebMCPError
-from ..core.events import EventStream
+from ..core.events import EventStream, acting_as
 from ..link.protocol import ToolInfo
 from . import matcher
 
@@ -132,7 +132,11 @@ class EvalTab:
         return ToolResult(name, PENDING_SUBMISSION, (time.perf_counter() - started) * 1000)
 
     async def probe(self, selector: str) -> dict[str, Any]:
-        """``{count, text}`` of the elements ``selector`` matches in the top frame."""
+        """``{count, text}`` of the elements ``selector`` matches in the top frame. The harness makes the call, not
+        the model, even in the middle of its turn: the session says so, and a replay leaves it out."""
+        return await acting_as("evals", self._probe(selector))
+
+    async def _probe(self, selector: str) -> dict[str, Any]:
         if not self._probe_ready or PROBE_TOOL not in self._tab.tools:
             await self._tab.ainject(probe_skill(self._tab.url))
             self._probe_ready = True

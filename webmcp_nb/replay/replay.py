@@ -121,12 +121,15 @@ class RecordedStep(NamedTuple):
 
 def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> list[RecordedStep]:
     """Each recorded tool call, in order. ``mcp``: keep the calls made to MCP servers' tools (those name their
-    ``server``) — all of them (``True``), none (``False``) or those of the servers named."""
+    ``server``) — all of them (``True``), none (``False``) or those of the servers named. The eval harness's own
+    checks of the page are not steps: nothing a replay runs makes them."""
     steps: list[RecordedStep] = []
     open_calls: dict[tuple[int | None, str, Any], list[Any]] = {}
     for event in session.events:
         server = event.data.get("server")
         if server is not None and (mcp is False or (mcp is not True and server not in mcp)):
+            continue
+        if event.data.get("origin") == "evals":
             continue
         key = (event.tab_id, str(event.data.get("tool")), server)
         if event.kind == "tool.called":
