@@ -1,5 +1,9 @@
 """Tools that fail: every failure is a typed exception or a bounded result, never a hang."""
 
+import http.server
+import threading
+import time
+
 import pytest
 from eventually import eventually
 
@@ -130,3 +134,53 @@ def test_a_listing_that_never_settles_does_not_hold_up_later_ones(open_tab):
     tab = open_tab("t/hung-listing.html")
     eventually(lambda: "after_hang" in tab.refresh_tools().tools, 30, "the tool after the hung listing")
     assert tab.call("after_hang").value == "ok"
+
+
+class _Endless(http.server.BaseHTTPRequestHandler):
+    """``/`` goes to ``/endless`` once loaded: a page that registers a tool and then never finishes arriving (a
+    comment every 0.2 s, for up to a minute), so its document never stops parsing."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.end_headers()
+        if self.path != "/endless":
+            self.wfile.write(START)
+            return
+        self.wfile.write(ENDLESS_HEAD)
+        for _ in range(300):
+            try:
+                self.wfile.write(b"<!-- still coming -->\n")
+                self.wfile.flush()
+            except OSError:
+                return
+            time.sleep(0.2)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+START = (
+    b"<!doctype html><title>start</title><script>onload = () => setTimeout(() => location.assign('/endless'))</script>"
+)
+ENDLESS_HEAD = b"""<!doctype html><html><head><meta charset="utf-8"><title>endless</title></head><body><script>
+document.modelContext.registerTool({ name: 'streamed', description: 'on a page still arriving',
+  inputSchema: { type: 'object', properties: {} }, execute: () => 'still here' });
+</script>
+"""
+
+
+def test_a_page_that_never_finishes_arriving_still_has_its_tools_listed(browser: wm.Browser):
+    """The bridge waits for a document to be parsed before its first listing, but not for ever: a page streamed
+    without end (it never reaches DOMContentLoaded) has its tools listed and callable all the same."""
+    endless = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Endless)
+    endless.daemon_threads = True
+    threading.Thread(target=endless.serve_forever, daemon=True).start()
+    tab = browser.open(f"http://127.0.0.1:{endless.server_address[1]}/")
+    try:
+        eventually(lambda: "streamed" in tab.tools, 20, "the tool of the page still arriving")
+        assert tab.call("streamed").value == "still here"
+    finally:
+        tab.close()
+        endless.shutdown()
+        endless.server_close()

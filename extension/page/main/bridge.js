@@ -239,10 +239,14 @@
   // costs a few listings, not one per tool.
   // The first listing waits until this document is parsed: native getTools() while a frame's document is still
   // loading makes Chromium 156 lose that iframe's registrations now and then, or never settle (without this
-  // extension, 11 of 240 tabs of t/changing.html lost them, against none without the early call). Changes and sync
-  // requests that come earlier join that listing.
-  let chain = document.readyState !== 'loading' ? Promise.resolve()
-    : new Promise((resolve) => call(addListener, window, 'DOMContentLoaded', () => resolve(), { capture: true, once: true }));
+  // extension, 11 of 240 tabs of t/changing.html lost them, against none without the early call). A document still
+  // parsing after PARSE_WAIT_MS (one streamed without end) is listed then. Changes and sync requests that come
+  // earlier join that listing.
+  const PARSE_WAIT_MS = 3_000;
+  let chain = document.readyState !== 'loading' ? Promise.resolve() : new Promise((resolve) => {
+    call(addListener, window, 'DOMContentLoaded', () => resolve(), { capture: true, once: true });
+    setTimer(resolve, PARSE_WAIT_MS);
+  });
   let queued = null; // the sync ids of the listing that has not started yet
   function requestReport(syncId) {
     if (!queued) {
