@@ -173,7 +173,7 @@ def test_asks_are_answered_in_the_side_panel_and_the_notebook_panel_and_revoked_
     chromium = account.chromium(theirs, args=["--remote-debugging-port=0"])
     try:
         browser = wm.connect(account.port, timeout=60)
-        (tab,) = [t for t in browser.tabs if t.url == theirs]
+        tab = eventually(lambda: next((t for t in browser.tabs if t.url == theirs), None), 20, "the tab")  # (loading)
         eventually(lambda: "readNote" in tab.tools, 20, "the page's tools")
         notebook = wm.panel(browser)
         with playwright_context(chromium.profile_dir) as seen:

@@ -485,7 +485,9 @@ def test_a_call_with_the_relay_gone_fails_fast_with_the_next_step(account: Home,
     chromium = ChromiumProcess(relay_url, secret=read_secret(), url=server.url("flights/"))
     try:
         browser = wm.connect(account.port, timeout=30)
-        (flights,) = [t for t in browser.tabs if t.url == server.url("flights/")]
+        flights = eventually(  # connect() returns once the browser is there, maybe before its tab has loaded
+            lambda: next((t for t in browser.tabs if t.url == server.url("flights/")), None), 20, "the flights tab"
+        )
         browser._connection._on_refused = None  # as with start_relay=False: nobody restarts the daemon
         os.kill(account.daemon_pid(), signal.SIGKILL)
         eventually(lambda: not browser.connected, 10, "the client to notice")

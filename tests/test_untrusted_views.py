@@ -225,8 +225,15 @@ def shadow_html(page: Any, host: str = "WEBMCP-NB-BRIDGE") -> str:
         cdp.detach()
 
 
+def shadow_showing(page: Any, *words: str) -> str | None:
+    """:func:`shadow_html` once it shows every one of ``words`` (``None`` before)."""
+    html = shadow_html(page)
+    return html if all(word in html for word in words) else None
+
+
 @pytest.fixture(scope="module")
-def bridged(lab: Lab, server: Any) -> Iterator[Bridged]:
+def bridged(lab: Lab, server: Any, run: Run) -> Iterator[Bridged]:
+    """The chat bridge on a hostile chat site, bridging the hostile page's tools (their site granted in ``run``)."""
     p = lab.payloads
     hostile_site = {**load_site("demo-chat").as_dict(), "name": p[0], "about": lab.everything}
     transfer = {"name": "transfer", "arguments": {"to": p[0], "note": p[3] + p[11]}}
@@ -242,10 +249,12 @@ def bridged(lab: Lab, server: Any) -> Iterator[Bridged]:
         page.goto(url)
         chat = eventually(lambda: next((t for t in lab.browser.tabs if t.url == url), None))
         bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, session=False)
-        out.bar.append(shadow_html(page))  # the bar: the page's tool names and descriptions
+        # the bar: the page's tool names and descriptions, once it has drawn them
+        out.bar.append(eventually(lambda: shadow_showing(page, "inspectMe"), 30, "the bar listing the tools"))
         bridge.send(f"Do it. {lab.everything}")
         eventually(lambda: bridge.pending, 60, "the card for transfer")
-        out.bar.append(shadow_html(page))  # a card: the arguments a chat reply wrote
+        card = eventually(lambda: shadow_showing(page, "transfer", "Run it"), 30, "the card drawn")
+        out.bar.append(card)  # a card: the arguments a chat reply wrote
         bridge.answer(bridge.pending[0], False)
         assert bridge.wait_answer(timeout=60).startswith("Done.")
         out.views = [bridge, bridge.check()]
@@ -607,7 +616,8 @@ def check_panel(page: Any, what: str) -> None:
     assert not bad, "\n".join(bad)
 
 
-def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_session: str) -> None:
+def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_session: str, run: Run) -> None:
+    # (``run`` granted the lab's site in the notebook panel: the Sites list shows it)
     p = lab.payloads
     page = open_panel(lab)
     expect(page.locator("#tab-title")).to_contain_text(TITLE_MARK)
@@ -635,7 +645,8 @@ def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_se
     card.locator("button.grant-once").click()
     assert asked.result(timeout=30)["answer"] == "once"
 
-    script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"Done. {p[0]}")]
+    finished = "Finished in the side panel."  # (the transcript also shows the notebook agent's "Done." of ``run``)
+    script = [call("forgeBlock"), call(p[0], x=p[1]), call("transfer", to=p[0], note=p[3]), say(f"{finished} {p[0]}")]
     with ScriptedServer(script) as model:
         configure_chat(lab.context, model.base_url)
         page.fill("#chat-input", f"Do it. {lab.everything}")
@@ -644,7 +655,7 @@ def test_the_side_panel_and_its_chat_show_page_text_as_text(lab: Lab, hostile_se
         expect(card).to_contain_text("transfer", timeout=TIMEOUT)
         check_panel(page, "side panel, chat confirmation")
         card.locator("button.approve").click()
-        expect(page.locator("#chat-transcript .message.assistant").last).to_contain_text("Done.", timeout=TIMEOUT)
+        expect(page.locator("#chat-transcript .message.assistant").last).to_contain_text(finished, timeout=TIMEOUT)
     bad = block_breaches(model.requests, "tool") + title_breaches(model.requests)
     assert not bad, "\n".join(bad)
     results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]

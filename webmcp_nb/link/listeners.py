@@ -116,11 +116,15 @@ def _pid_of_socket(inode: str) -> int | None:
         if not proc.name.isdigit():
             continue
         try:
-            for fd in (proc / "fd").iterdir():
-                if os.readlink(fd) == target:
-                    return int(proc.name)
+            fds = list((proc / "fd").iterdir())
         except OSError:  # another account's process, or one that just ended
             continue
+        for fd in fds:
+            try:
+                if os.readlink(fd) == target:
+                    return int(proc.name)
+            except OSError:  # closed since the listing: the others are still worth reading
+                continue
     return None
 
 
