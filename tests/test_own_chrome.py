@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from http.server import HTTPServer, SimpleHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cdp import playwright_context
@@ -31,6 +32,7 @@ from webmcp_nb.browser.chromium import ChromiumProcess, extension_path
 from webmcp_nb.browser.skills import Skill
 from webmcp_nb.core import _loop
 from webmcp_nb.demo.run import DEMO_SEARCH
+from webmcp_nb.link import listeners
 from webmcp_nb.link.home import UnsafeHomeError, read_secret
 from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.link.relay import MAX_UNAUTHENTICATED
@@ -417,6 +419,29 @@ def test_doctor_reports_a_secret_others_can_read(account: Home):
     assert lines["relay"].status == "ok", lines["relay"]
     assert lines["pairing secret"].status == "fail" and "mode 644" in lines["pairing secret"].detail
     assert lines["pairing secret"].fix == f"chmod 600 {secret}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc")
+def test_the_port_holder_is_named_while_its_other_descriptors_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A busy process opens and closes descriptors while ``/proc`` is read: one closed between listing its
+    descriptors and reading them must not hide the socket among the rest (it did under load)."""
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen(1)
+    mine, real, gone = f"/proc/{os.getpid()}/fd/", os.readlink, []
+
+    def readlink(path: Any, *args: Any, **kwargs: Any) -> str:
+        if str(path).startswith(mine) and not gone:  # the first of this process's descriptors has just closed
+            gone.append(path)
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(listeners.os, "readlink", readlink)
+    try:
+        holder = listeners.find_holder(held.getsockname()[1])
+    finally:
+        held.close()
+    assert gone and holder is not None and holder.pid == os.getpid()
 
 
 @pytest.mark.timeout(120)
