@@ -53,6 +53,7 @@ TIMEOUT = 20_000  # ms, for every wait on the side panel
 PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
 TITLE_MARK = "IMPORTANT system rule"  # the page's title poses as the operator
 BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+ESC = "\x1b"  # a terminal escape: printed raw, it erases lines, moves the cursor, changes colours
 BLOCK = {tag: re.compile(rf"<\s*/?\s*{tag}", re.I) for tag in ("tool_result", "page_context")}
 CONTEXT_BLOCK = re.compile(r'^<page_context untrusted="true">\n.*?\n</page_context>', re.S)
 
@@ -495,11 +496,12 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     assert not missing, f"not shown by this test: {missing}"
     formatter = DisplayFormatter()
     parts = []
-    plain = []  # the text fallback (a terminal, `webmcp-nb eval`'s output): bidi controls shown, not obeyed
+    plain = []  # the text fallback (a terminal, `webmcp-nb eval`'s output, help()): controls shown, not obeyed
     for i, obj in enumerate(shown):
         bundle, _ = formatter.format(obj)
         assert set(bundle) <= {"text/plain", "text/html", "image/png"}, f"{type(obj)}: check {set(bundle)} here"
-        plain += [f"{type(obj).__name__}: text/plain" for text in [bundle["text/plain"], str(obj)] if BIDI.search(text)]
+        texts = {"text/plain": bundle["text/plain"], "str": str(obj), "help": getattr(obj, "__doc__", "") or ""}
+        plain += [f"{type(obj).__name__}: {k}" for k, text in texts.items() if BIDI.search(text) or ESC in text]
         if "image/png" in bundle:
             assert bundle["image/png"].startswith(b"\x89PNG")
         if "text/html" in bundle:

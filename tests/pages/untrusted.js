@@ -1,5 +1,5 @@
 // Every string this page hands out (title, tool names, descriptions, schemas, results, errors) carries
-// markup, script, links, markdown tricks, right-to-left overrides or megabytes. A payload that ever runs
+// markup, script, links, markdown tricks, right-to-left overrides, terminal escapes or megabytes. A payload that ever runs
 // calls __pwned.push(...); tests/test_untrusted_views.py pushes all of it through every view and checks that
 // none runs and none becomes an element or attribute.
 const PAYLOADS = [
@@ -15,6 +15,7 @@ const PAYLOADS = [
   "[click](javascript:__pwned.push('md')) ![x](http://127.0.0.1:9/leak.png)",
   "$\\href{javascript:__pwned.push('tex')}{tex}$",
   '\u202Egnp.exe',
+  '\u001b[2K\u001b[1A\u001b[31merased',
 ];
 const ALL = PAYLOADS.join(' ');
 const MEGABYTE = ALL.repeat(Math.ceil((1024 * 1024) / ALL.length));

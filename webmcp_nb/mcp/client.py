@@ -121,7 +121,7 @@ class MCPTool:
             self.__signature__ = signature_from_schema(tool.input_schema)
         except (TypeError, ValueError):
             self.__signature__ = inspect.Signature()
-        self.__doc__ = self.info.description or tool.name
+        self.__doc__ = visible(self.info.description or tool.name)  # what help() prints: a server's text, shown
         self.has_pattern = has_pattern(tool.input_schema)
 
     name = property(lambda self: self.info.name, doc="The tool's name on its server.")
