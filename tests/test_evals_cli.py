@@ -106,6 +106,14 @@ def test_wrong_input_fails_before_any_run_and_says_what_to_do(tmp_path: Path):
     (tmp_path / "v.yaml").write_text("clearer: {setFilters: {name: other}}\n")
     variants = cli("local", "--suite", "flights", "-m", "scripted:flights", "--variants", str(tmp_path / "v.yaml"))
     assert variants.returncode == 2 and "'name' cannot be overridden" in variants.stderr
+    for option, value, form in [
+        ("--max-requests", "deepseek=abc", "expected PROVIDER=N"),
+        ("--max-requests", "deepseek=0", "expected PROVIDER=N"),
+        ("--price", "scripted:flights=cheap", "expected MODEL=INPUT,OUTPUT"),
+    ]:
+        wrong = cli("local", "--suite", "flights", "-m", "scripted:flights", option, value, "-o", str(tmp_path / "w"))
+        assert wrong.returncode == 2 and f"argument {option}: {form}" in wrong.stderr and repr(value) in wrong.stderr
+        assert "Traceback" not in wrong.stderr and not (tmp_path / "w").exists()
 
 
 def test_a_scripted_model_tries_every_mode_with_no_key(tmp_path: Path):

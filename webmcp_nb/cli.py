@@ -290,14 +290,12 @@ def _eval(args: argparse.Namespace) -> int:
         if options.get("tools") and args.suite:
             suite = suite.with_tools(args.tools)
         models = [evals.Model.parse(m) for m in options.get("model", [])] or None
-        for price in options.get("price", []):
-            label, _, numbers = price.partition("=")
-            given, _, out = numbers.partition(",")
+        for label, given, out in options.get("price", []):
             models = [
-                dataclasses.replace(m, price_input=float(given), price_output=float(out)) if m.label == label else m
+                dataclasses.replace(m, price_input=given, price_output=out) if m.label == label else m
                 for m in models or [evals.Model.parse(s) for s in suite.models]
             ]
-        limits = {k: int(v) for k, _, v in (item.partition("=") for item in options.get("max_requests", []))}
+        limits = dict(options.get("max_requests", []))
         variants = evals.load_variants(args.variants) if options.get("variants") else None
         report = evals.run(
             suite,
@@ -407,14 +405,46 @@ def _eval_parser(sub: Any) -> None:
         p.add_argument("--retries", type=int, default=1, help="tries again after a browser or endpoint error")
         p.add_argument("--threshold", type=float, default=1.0, help="the success rate each model must reach")
         if "price" in own:
-            p.add_argument("--price", action="append", default=[], help="MODEL=INPUT,OUTPUT (USD per million tokens)")
+            p.add_argument(
+                "--price", action="append", default=[], type=_price, metavar="MODEL=INPUT,OUTPUT",
+                help="a model's price in USD per million tokens, input and output (e.g. deepseek-chat=0.27,1.10)",
+            )  # fmt: skip
         if "max_requests" in own:
-            p.add_argument("--max-requests", action="append", default=[], help="PROVIDER=N concurrent model requests")
+            p.add_argument(
+                "--max-requests", action="append", default=[], type=_provider_limit, metavar="PROVIDER=N",
+                help="at most N model requests at once to PROVIDER (a preset name or a base URL); repeatable",
+            )  # fmt: skip
         p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
         if "native" in own:
             p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_eval)
+
+
+def _price(text: str) -> tuple[str, float, float]:
+    """``--price MODEL=INPUT,OUTPUT``, or a usage error that shows the form."""
+    label, _, numbers = text.partition("=")
+    given, _, out = numbers.partition(",")
+    try:
+        prices = float(given), float(out)
+    except ValueError:
+        prices = (-1.0, -1.0)
+    if not label or not all(math.isfinite(v) and v >= 0 for v in prices):
+        raise argparse.ArgumentTypeError(
+            f"expected MODEL=INPUT,OUTPUT (USD per million tokens, e.g. deepseek-chat=0.27,1.10), not {text!r}"
+        )
+    return label, *prices
+
+
+def _provider_limit(text: str) -> tuple[str, int]:
+    """``--max-requests PROVIDER=N``, or a usage error that shows the form."""
+    provider, _, count = text.partition("=")
+    if not provider or not count.isdigit() or int(count) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected PROVIDER=N (a preset name or a base URL, then a whole number of requests, 1 or more), "
+            f"not {text!r}"
+        )
+    return provider, int(count)
 
 
 def parser() -> argparse.ArgumentParser:
