@@ -189,6 +189,31 @@ def test_close_tab_refuses_another_sessions_tab_unless_forced(daemon: Daemon, se
         anyio.run(run, errlog)
 
 
+def test_another_sessions_tab_is_refused_before_its_site_is_asked_about(
+    daemon: Daemon, notebook: wm.Browser, server: Any, tmp_path: Path
+) -> None:
+    """Closing a tab another session holds is refused (TAB_IN_USE) at once, even on a site not granted: the user
+    is not asked about a close that would be refused whatever they answered."""
+    elsewhere = server.url("t/faults.html").replace("127.0.0.1", "localhost")  # another site, never granted
+
+    async def run(errlog: Any) -> None:
+        port = ("--port", str(daemon.port), "--ask-timeout", "30")
+        async with (
+            mcp_session(*port, "--url", server.url("t/faults.html"), errlog=errlog, name="holder") as (holder, _),
+            mcp_session(*port, errlog=errlog, name="other") as (other, _),
+        ):
+            tabs = json.loads(text(await holder.call_tool("list_tabs", {})))["tabs"]
+            (held,) = [tab["id"] for tab in tabs if tab["bound_here"]]
+            await anyio.to_thread.run_sync(notebook.tab(held).navigate, elsewhere)  # the user goes elsewhere in it
+            asked = len(notebook.events.of_kind("grant.asked"))
+            refused = await other.call_tool("close_tab", {"tab_id": held})
+            assert refused.is_error and "TAB_IN_USE" in text(refused) and "holder" in text(refused), text(refused)
+            assert len(notebook.events.of_kind("grant.asked")) == asked  # nobody was asked
+
+    with open(tmp_path / "server.log", "w") as errlog:
+        anyio.run(run, errlog)
+
+
 def test_errors_reach_mcp_clients_in_their_words_and_sessions_show_the_clients_name(
     daemon: Daemon, notebook: wm.Browser, server: Any
 ) -> None:

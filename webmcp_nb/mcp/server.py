@@ -650,8 +650,7 @@ class WebMCPServer:
                 await self._retry_start()
             if params.name in _FIXED_NAMES:
                 fixed: Callable[..., Awaitable[types.CallToolResult]] = getattr(self, f"_tool_{params.name}")
-                if params.name in ("open_tab", "navigate"):
-                    self._url(arguments)  # the URL policy first: never an ask for a site it refuses anyway
+                self._refused_anyway(params.name, arguments)  # never an ask for what is refused anyway
                 await self.sites.before(params.name, arguments)
                 return await fixed(ctx, arguments)
             return await self._call_page_by_mcp_name(ctx, params.name, arguments)
@@ -864,7 +863,16 @@ class WebMCPServer:
         result = await tab.ainject(skill)
         return _json({"skill": skill.name, "tab": tab.id, "ok": result.ok, "tools": list(result.tools)})
 
-    async def _tool_close_tab(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+    def _refused_anyway(self, name: str, arguments: dict[str, Any]) -> None:
+        """What fixed tool ``name`` refuses whatever the user's grants, raised before the grants are asked: the
+        URL policy, another session's tab."""
+        if name in ("open_tab", "navigate"):
+            self._url(arguments)
+        elif name == "close_tab":
+            self._closing(arguments)
+
+    def _closing(self, arguments: dict[str, Any]) -> Tab:
+        """The tab ``close_tab`` would close, unless another session holds it and ``force`` is not given."""
         tab_id = arguments.get("tab_id")
         if tab_id is None:
             tab = self._require_tab()
@@ -879,6 +887,10 @@ class WebMCPServer:
                 f"{holder.pid})",
                 hint=Hint("force_close"),
             )
+        return tab
+
+    async def _tool_close_tab(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+        tab = self._closing(arguments)
         if tab is self.tab:
             self._unbound(f"tab {tab.id} was closed")
         await tab.aclose()
