@@ -6,6 +6,8 @@ page tool and an MCP tool in one task, whose session then replays with neither t
 from __future__ import annotations
 
 import asyncio
+import socket
+import subprocess
 import sys
 import tracemalloc
 from collections.abc import Iterator
@@ -176,6 +178,37 @@ def test_a_huge_result_is_refused_before_it_is_read() -> None:
             unruly.call("blob", size=150_000)  # within the message bound, over the characters'
         assert unruly.call("blob", size=100).text == "x" * 100  # the server is still usable
         assert [e.data["code"] for e in unruly.events.events if e.kind == "tool.failed"] == ["RESULT_TOO_LARGE"] * 2
+
+
+def test_a_huge_result_over_http_is_refused_before_it_is_read() -> None:
+    """As over stdio: a Streamable HTTP server's 50 MB reply (JSON, as 2026-07-28 answers a call) costs the
+    notebook the bound, not the reply."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen([*UNRULY, "--http", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        eventually(lambda: _listening(port), 20, "the HTTP server")
+        url = f"http://127.0.0.1:{port}/mcp"
+        with wm.mcp.connect(url, name="unruly", max_result_chars=100_000) as unruly:
+            assert unruly.protocol_version == "2026-07-28"
+            tracemalloc.start()
+            try:
+                with pytest.raises(wm.ResultTooLargeError, match="1,248,576-byte bound"):
+                    unruly.call("blob", size=50_000_000)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB result"
+            assert unruly.call("blob", size=100).text == "x" * 100  # the server is still usable
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_a_huge_tool_list_is_kept_within_the_mirror_bounds(monkeypatch) -> None:

@@ -3,7 +3,7 @@ bounds: ``freeze`` stops the process (SIGSTOP: it answers nothing more, as a wed
 ``blob`` returns as many characters as asked, and ``--many N`` / ``--long-description N`` / ``--huge-schema N``
 make its tool list unreasonable.
 
-    python unruly_mcp.py [--many N] [--long-description N] [--huge-schema N]
+    python unruly_mcp.py [--many N] [--long-description N] [--huge-schema N] [--http PORT]
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--many", type=int, default=0, help="extra tools named t0, t1, …")
 parser.add_argument("--long-description", type=int, default=0, help="characters of the description of `described`")
 parser.add_argument("--huge-schema", type=int, default=0, help="properties in the schema of `schematic`")
+parser.add_argument("--http", type=int, default=0, help="serve Streamable HTTP on this port of 127.0.0.1, not stdio")
 options = parser.parse_args()
 
 server = MCPServer("unruly")
@@ -63,4 +64,9 @@ if options.huge_schema:
 for n in range(options.many):
     server.add_tool(trivial, name=f"t{n}", description=f"Trivial tool {n}.")
 
-server.run()
+if options.http:
+    import uvicorn
+
+    uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=options.http, log_level="error")
+else:
+    server.run()

@@ -11,9 +11,10 @@ server's message, as a page tool's failure does. What the server says is untrust
 ``untrustedContentHint`` as the library sees them, so an agent marks their results as untrusted data.
 
 A server is bounded as a page is: every request has a time limit (``ToolTimeoutError``), a result over
-``max_result_chars`` is refused (``ResultTooLargeError``; a stdio server's oversized message is refused before it
-is read whole, by :mod:`webmcp_nb.mcp.stdio_bound`), and its tool list keeps what the extension's mirror keeps of
-a frame (descriptions cut, oversized schemas replaced, tools past the count left out, with a warning).
+``max_result_chars`` is refused (``ResultTooLargeError``; an oversized message is refused before it is read whole,
+by :mod:`webmcp_nb.mcp.stdio_bound` or :mod:`webmcp_nb.mcp.http_bound`), and its tool list keeps what the
+extension's mirror keeps of a frame (descriptions cut, oversized schemas replaced, tools past the count left out,
+with a warning).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from typing import Any, TextIO
 import mcp_types as types
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
@@ -54,6 +54,7 @@ from ..core.errors import (
 from ..core.events import Event, EventStream
 from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
+from .http_bound import bounded_http_client
 from .stdio_bound import TOO_LARGE
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
@@ -326,7 +327,7 @@ class MCPServer:
         bounds["read_timeout_seconds"] = self.request_timeout
         limit = _message_bound(self.max_result_chars)
         if isinstance(target, str) and re.match(r"^https?://", target):
-            return Client(streamable_http_client(target, max_sse_event_size=limit), **bounds)
+            return Client(bounded_http_client(target, limit), **bounds)
         words = shlex.split(target) if isinstance(target, str) else [str(w) for w in target]
         if not words:
             raise ValueError("connect() needs a command or a URL")

@@ -35,12 +35,10 @@ def request_id(head: bytes, tail: bytes) -> object | None:
     return json.loads(found.group(1)) if found else None
 
 
-def refusal(head: bytes, tail: bytes, size: int, limit: int) -> bytes | None:
-    """The error that stands in for a refused message, or ``None`` when it answered no request."""
-    ident = request_id(head, tail)
-    if ident is None:
-        return None
-    message = (
+def refusal(ident: object, size: int, limit: int, message: str | None = None) -> bytes:
+    """The JSON-RPC error that stands in for a refused message of ``size`` bytes, answering request ``ident``
+    (this transport's and the Streamable HTTP one's, ``http_bound.py``); ``message`` says why, if not its size."""
+    message = message or (
         f"the server's message was {size:,} bytes, over the {limit:,}-byte bound of this client "
         "(wm.mcp.connect(max_result_chars=...) raises it)"
     )
@@ -75,9 +73,9 @@ def pump_out(source: int, sink: int, limit: int) -> None:
             else:
                 sys.stderr.write(f"webmcp-nb: refused a {size:,}-byte message from the MCP server\n")
                 sys.stderr.flush()
-                stand_in = refusal(head, tail, size, limit)
-                if stand_in is not None:
-                    _write(sink, stand_in)
+                ident = request_id(head, tail)
+                if ident is not None:  # (a notification answers no request: it is only dropped)
+                    _write(sink, refusal(ident, size, limit))
             kept.clear()
             size, head, tail = 0, b"", b""
 
