@@ -6,9 +6,13 @@ page tool and an MCP tool in one task, whose session then replays with neither t
 from __future__ import annotations
 
 import asyncio
+import gzip
+import http.server
+import json
 import socket
 import subprocess
 import sys
+import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,6 +208,36 @@ def test_a_huge_result_over_http_is_refused_before_it_is_read() -> None:
     finally:
         process.terminate()
         process.wait(10)
+
+
+class _Zipping(http.server.BaseHTTPRequestHandler):
+    """A server that answers every JSON-RPC request gzip-compressed, asked to or not: 2 kB that could unpack to
+    gigabytes."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        server = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": {"name": "zip", "version": "1"}}
+        data = gzip.compress(json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "result": server}).encode())
+        self.send_response(200)
+        for name, value in [("content-type", "application/json"), ("content-encoding", "gzip")]:
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_compressed_reply_over_http_is_refused_unread() -> None:
+    zipping = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Zipping)
+    threading.Thread(target=zipping.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(wm.NotConnectedError, match=r"compressed its reply \(gzip\) though asked not to"):
+            wm.mcp.connect(f"http://127.0.0.1:{zipping.server_address[1]}/mcp", name="zip", timeout=10)
+    finally:
+        zipping.shutdown()
+        zipping.server_close()
 
 
 def _listening(port: int) -> bool:
