@@ -23,6 +23,7 @@ import pytest
 import webmcp_nb as wm
 from webmcp_nb.core.errors import PermissionDeniedError
 from webmcp_nb.link.connection import Connection
+from webmcp_nb.link.grant_asks import MAX_WAITING
 from webmcp_nb.link.grants import GrantError, GrantFileError, GrantStore, origin_of
 from webmcp_nb.link.protocol import Method
 from webmcp_nb.link.relay import Relay
@@ -298,6 +299,37 @@ def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path:
         kinds = viewer.kinds()
         assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 4
         assert asker.events == viewer.events  # every client hears the same
+
+    asyncio.run(scenario())
+
+
+def test_one_client_has_at_most_a_few_asks_waiting_for_the_user(tmp_path: Path) -> None:
+    """A client that fires checks on many sites never granted (a hostile MCP client burying the side panel in cards)
+    gets MAX_WAITING asks; the rest are refused at once, saying why; another client still asks; once one of the
+    first is answered, the client may ask again."""
+    store = GrantStore(tmp_path / "grants.json")
+
+    async def scenario() -> None:
+        async with _asker_and_viewer(store) as (_, asker, viewer):
+            sites = [f"https://site{n}.example" for n in range(MAX_WAITING + 2)]
+            pending = [asyncio.ensure_future(asker.check("read", url=f"{site}/")) for site in sites]
+            first = await _asked(viewer, MAX_WAITING)
+            for _ in range(500):  # the two past the limit are answered at once, the others wait for the user
+                if sum(f.done() for f in pending) == 2:
+                    break
+                await asyncio.sleep(0.01)
+            refused = [str(f.exception()) for f in pending if f.done()]
+            assert len(refused) == 2 and all(f"already has {MAX_WAITING} questions waiting" in r for r in refused)
+            assert [e["kind"] for e in viewer.events].count("grant.asked") == MAX_WAITING
+            theirs = asyncio.ensure_future(viewer.check("read", url="https://other.example/"))  # its own count
+            await viewer.answer((await _asked(viewer, MAX_WAITING + 1))["id"], "once")
+            assert (await theirs)["answer"] == "once"
+            await viewer.answer(first["id"], "once")
+            again = asyncio.ensure_future(asker.check("read", url="https://again.example/"))
+            await viewer.answer((await _asked(viewer, MAX_WAITING + 2))["id"], "once")
+            assert (await again)["answer"] == "once"
+            for future in pending:
+                future.cancel()
 
     asyncio.run(scenario())
 

@@ -161,5 +161,6 @@ export const GRANT_WHY_NOT = Object.freeze({
   "timeout": "nobody answered in time",
   "withdrawn": "the asker gave up",
   "read only": "granted for reading only",
-  "not a site": "not a site that can be granted"
+  "not a site": "not a site that can be granted",
+  "too many asks": "too many of its asks were waiting"
 });

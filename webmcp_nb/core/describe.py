@@ -82,6 +82,7 @@ WHY_NOT = {
     "withdrawn": "the asker gave up",
     "read only": "granted for reading only",
     "not a site": "not a site that can be granted",
+    "too many asks": "too many of its asks were waiting",
 }
 
 

@@ -29,6 +29,9 @@ ASK_TIMEOUT = 60.0
 MAX_ASK_TIMEOUT = 600.0
 POLL_EVERY = 1.0
 """Seconds between looks at the grant file for changes made elsewhere (``webmcp-nb grants``, ``wm.grants``)."""
+MAX_WAITING = 3
+"""Asks one client may have waiting for the user at once: past them it is refused at once, so a hostile MCP client
+cannot bury the side panel in cards (an agent or a person asks one at a time)."""
 MAX_NAME = 200
 RISKS = ("low", "medium", "high")
 BY = {"sidepanel": "side panel", "panel": "notebook panel", "notebook": "notebook"}
@@ -163,6 +166,9 @@ class GrantAsks:
         if satisfies(stored, need) or (held is not None and satisfies(held, need)):
             reply({"allowed": True, "level": stored, "site": site}, None)
             return
+        if sum(waiting.requester is requester for waiting in self._asks.values()) >= MAX_WAITING:
+            self._refuse_now(browser_id, tab_id, site, need, what, "too many asks", reply)
+            return
         ask = _Ask(secrets.token_hex(6), browser_id, tab_id, site, need, what, requester, request_id, reply, 0.0)
         ask.timeout = min(max(float(timeout) / 1000, 0.1), MAX_ASK_TIMEOUT)
         self._asks[ask.id] = ask
@@ -284,5 +290,10 @@ def _refusal(site: str, need: str, what: dict[str, Any], why: str, ask: _Ask | N
         return (
             f"{site} is not granted ({doing}): nobody answered the ask within {seconds}. The user can answer it in "
             f"the side panel or the notebook panel next time, or grant the site in {change}."
+        )
+    if why == "too many asks":
+        return (
+            f"{site} is not granted ({doing}), and this client already has {MAX_WAITING} questions waiting for the "
+            f"user: not asked again until one is answered. The user can grant the site in {change}."
         )
     return f"{site} is not a site that can be granted ({doing}): only http, https and file pages can be."
