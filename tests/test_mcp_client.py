@@ -245,6 +245,30 @@ def _listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
+def test_a_listing_that_never_ends_is_cut_down_as_it_arrives(monkeypatch) -> None:
+    """A server whose listing has page after page, each a tool with a 1 MB description and a 1 MB title: each page
+    is cut down as it arrives (nothing like its 2 MB is kept), the pages stop at 100, the titles are labels again,
+    and a budget over the whole listing stops it sooner."""
+    import webmcp_nb.mcp.client as client
+
+    paging = [sys.executable, str(Path(__file__).parent / "servers" / "paging_mcp.py"), "1000000"]
+    tracemalloc.start()
+    try:
+        with pytest.warns(wm.ToolsOmittedWarning) as warned, wm.mcp.connect(paging, name="paging", timeout=60) as p:
+            peak = tracemalloc.get_traced_memory()[1]
+            assert len(p.tools) == client.MAX_PAGES
+            assert {(len(t.title or ""), len(t.description)) for t in p.tools.values()} == {(200, 8_000)}
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000_000, f"{peak:,} bytes allocated while listing 200 MB of tools"  # (all of it held: 243 MB)
+    assert "more tools past 100 pages of the listing left out" in str(warned[0].message)
+
+    monkeypatch.setattr(client, "MAX_LISTING_CHARS", 50_000)
+    with pytest.warns(wm.ToolsOmittedWarning) as warned, wm.mcp.connect(paging, name="paging", timeout=60) as p:
+        assert len(p.tools) == 7  # seven descriptions of 8,000 characters: past the budget
+    assert "more tools past 50,000 characters of descriptions and schemas left out" in str(warned[0].message)
+
+
 def test_a_huge_tool_list_is_kept_within_the_mirror_bounds(monkeypatch) -> None:
     import webmcp_nb.mcp.client as client
 

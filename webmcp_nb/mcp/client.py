@@ -69,6 +69,11 @@ MAX_TOOLS = 50_000
 MAX_DESCRIPTION_CHARS = 8_000
 MAX_SCHEMA_CHARS = 200_000
 """What is kept of a server's tool list: the bounds the extension's mirror keeps of a frame's (``mirror.js``)."""
+MAX_TITLE_CHARS = 200
+MAX_LISTING_CHARS = 20_000_000
+"""Characters of descriptions and schemas kept of a whole listing, however many pages a server offers: past them
+the rest is left out (each tool is cut down as its page arrives, so no more than a page is held beyond them)."""
+MAX_PAGES = 100
 _STDIO_BOUND = Path(__file__).with_name("stdio_bound.py")
 _HINTS = {
     "read_only_hint": "readOnlyHint",
@@ -100,6 +105,67 @@ class MCPResult:
             "text/plain": visible(f"{head}\n{pretty_json(self.value, 4000)}"),
             "text/html": f"<div><b>{escape(head)}</b>{pre_json(self.value)}</div>",
         }
+
+
+class _Kept:
+    """A server's tool list as its pages arrive, each tool cut down to the bounds at once (descriptions, titles,
+    schemas), up to ``MAX_TOOLS`` tools and ``MAX_LISTING_CHARS`` in all; what was cut or left out, in words."""
+
+    def __init__(self) -> None:
+        self.tools: list[types.Tool] = []
+        self.omitted = 0
+        self.chars = 0
+        self.cut: list[str] = []
+        self.replaced: list[str] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.tools) >= MAX_TOOLS or self.chars >= MAX_LISTING_CHARS
+
+    def add(self, tools: list[types.Tool]) -> None:
+        for tool in tools:
+            if self.full:
+                self.omitted += 1
+                continue
+            update: dict[str, Any] = {}
+            if len(tool.description or "") > MAX_DESCRIPTION_CHARS:
+                update["description"] = (tool.description or "")[:MAX_DESCRIPTION_CHARS]
+                self.cut.append(tool.name)
+            if tool.title and len(tool.title) > MAX_TITLE_CHARS:
+                update["title"] = tool.title[:MAX_TITLE_CHARS]
+            if tool.annotations and tool.annotations.title and len(tool.annotations.title) > MAX_TITLE_CHARS:
+                update["annotations"] = tool.annotations.model_copy(
+                    update={"title": tool.annotations.title[:MAX_TITLE_CHARS]}
+                )
+            schema = len(json.dumps(tool.input_schema, default=str))
+            if schema > MAX_SCHEMA_CHARS:
+                update["input_schema"], schema = dict(_SCHEMA_TOO_LARGE), 0
+                self.replaced.append(tool.name)
+            kept = tool.model_copy(update=update) if update else tool
+            self.chars += len(kept.description or "") + schema
+            self.tools.append(kept)
+
+    def notes(self, *, more: bool) -> list[str]:
+        """What the warning says; ``more``: the server offered pages that were not fetched."""
+        notes = []
+        if self.cut:
+            notes.append(f"descriptions over {MAX_DESCRIPTION_CHARS:,} characters cut ({_few(self.cut)})")
+        if self.replaced:
+            notes.append(
+                f"schemas over {MAX_SCHEMA_CHARS:,} characters replaced by an open one ({_few(self.replaced)}): "
+                "their arguments are checked by the server alone"
+            )
+        if self.omitted or more:
+            count = f"{self.omitted:,}{' or more' if more else ''}" if self.omitted else "more"
+            bound = (
+                f"the first {MAX_TOOLS:,}"
+                if len(self.tools) >= MAX_TOOLS
+                else f"{MAX_LISTING_CHARS:,} characters of descriptions and schemas"
+                if self.chars >= MAX_LISTING_CHARS
+                else f"{MAX_PAGES} pages of the listing"
+            )
+            notes.append(f"{count} tools past {bound} left out")
+        return notes
 
 
 class MCPTool:
@@ -286,7 +352,7 @@ class MCPServer:
         self.max_result_chars = max_result_chars
         """Characters a tool's result may have: a longer one raises ``ResultTooLargeError``."""
         self.omitted = 0
-        """Tools of the server's last listing left out (past ``MAX_TOOLS``)."""
+        """Tools of the server's last listing left out (past ``MAX_TOOLS`` or ``MAX_LISTING_CHARS``)."""
         self._env, self._cwd = env, cwd
         self._tools: dict[str, MCPTool] = {}
         self._client: Client | None = None
@@ -388,50 +454,25 @@ class MCPServer:
         client = self._client
         if client is None:
             raise NotConnectedError(f"MCP server {self.name} is closed")
-        listed: list[types.Tool] = []
+        kept = _Kept()
         cursor: str | None = None
-        for _ in range(100):
+        for _ in range(MAX_PAGES):
             try:
                 page = await client.list_tools(cursor=cursor)
             except MCPError as exc:
                 raise self._error("tools/list", exc) from None
-            listed += page.tools
+            kept.add(page.tools)
             cursor = page.next_cursor
-            if not cursor or len(listed) > MAX_TOOLS:
+            if not cursor or kept.full:
                 break
         before = set(self._tools)
-        self._tools, notes = self._bounded(listed)
-        if notes:
+        self._tools = {tool.name: MCPTool(self, tool) for tool in kept.tools}
+        self.omitted = kept.omitted
+        if notes := kept.notes(more=bool(cursor)):
             warn(f"MCP server {self.name}: {'; '.join(notes)}", ToolsOmittedWarning)
         added, removed = sorted(set(self._tools) - before), sorted(before - set(self._tools))
         if added or removed:
             self.events.emit("tools.changed", server=self.name, added=added, removed=removed, count=len(self._tools))
-
-    def _bounded(self, listed: list[types.Tool]) -> tuple[dict[str, MCPTool], list[str]]:
-        """The tools as kept (see ``MAX_TOOLS`` and its neighbours) and what was cut or left out, in words."""
-        tools: dict[str, MCPTool] = {}
-        cut: list[str] = []
-        replaced: list[str] = []
-        for tool in listed[:MAX_TOOLS]:
-            if len(tool.description or "") > MAX_DESCRIPTION_CHARS:
-                tool = tool.model_copy(update={"description": (tool.description or "")[:MAX_DESCRIPTION_CHARS]})
-                cut.append(tool.name)
-            if len(json.dumps(tool.input_schema, default=str)) > MAX_SCHEMA_CHARS:
-                tool = tool.model_copy(update={"input_schema": dict(_SCHEMA_TOO_LARGE)})
-                replaced.append(tool.name)
-            tools[tool.name] = MCPTool(self, tool)
-        self.omitted = max(0, len(listed) - MAX_TOOLS)
-        notes = []
-        if cut:
-            notes.append(f"descriptions over {MAX_DESCRIPTION_CHARS:,} characters cut ({_few(cut)})")
-        if replaced:
-            notes.append(
-                f"schemas over {MAX_SCHEMA_CHARS:,} characters replaced by an open one ({_few(replaced)}): "
-                "their arguments are checked by the server alone"
-            )
-        if self.omitted:
-            notes.append(f"{self.omitted:,} tools past the first {MAX_TOOLS:,} left out")
-        return tools, notes
 
     def _error(self, method: str, exc: MCPError, timeout: float | None = None) -> WebMCPError:
         """The library's error for an SDK error: a time-out, a message refused for its size, or the server's."""
