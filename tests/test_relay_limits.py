@@ -4,6 +4,7 @@ own process, so its memory can be read."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import os
 import socket
@@ -15,8 +16,11 @@ from pathlib import Path
 
 import pytest
 
+import webmcp_nb as wm
 from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.link.relay import AUTH_TIMEOUT, MAX_UNAUTHENTICATED
+from webmcp_nb.own_chrome.connect import relay_status
+from webmcp_nb.own_chrome.doctor import Diagnosis, _check_relay
 
 FLOOD_PEERS = 8
 FLOOD_BYTES = 16 * 1024 * 1024  # what each forged peer pushes of an unfinished 20 MB message
@@ -137,6 +141,14 @@ def test_only_a_few_peers_may_be_authenticating_at_once(daemon):
     time.sleep(0.3)
     extra, refused = _upgrade(port, "/client")
     assert set(statuses) == {101} and refused == 503
+    # While it is busy (for the 5 s its waiting peers have), the relay is said to be there and busy: not absent
+    # (`webmcp-nb browsers` said "no relay is running"), nor another program (doctor said "stop that program")
+    with pytest.raises(wm.NotConnectedError, match=f"the relay on port {port} is busy authenticating others"):
+        asyncio.run(relay_status(port))
+    diagnosis = Diagnosis()
+    asyncio.run(_check_relay(diagnosis, port))
+    (relay,) = diagnosis.checks
+    assert relay.status == "warn" and "busy authenticating others" in relay.detail, relay
     for p in (*waiting, extra):
         p.close()
     time.sleep(0.3)

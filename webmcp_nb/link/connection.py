@@ -207,6 +207,11 @@ class Connection(_Link):
         """Whether a dial is under way (it ends within the handshake and authentication limits)."""
 
     @property
+    def refused(self) -> bool:
+        """Whether the last dial was refused: nothing listens on the port (a busy relay answers, with 503)."""
+        return self._nothing_listens
+
+    @property
     def ready(self) -> bool:
         """Whether the link to the relay is up (authenticated, ``hello`` received)."""
         return self._ws is not None and self._ready.is_set()

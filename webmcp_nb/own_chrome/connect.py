@@ -277,15 +277,16 @@ async def _relay_browser(
 
 async def relay_status(port: int, secret: Callable[[], str] = read_secret) -> dict[str, Any] | None:
     """What the relay on ``port`` says of itself (``relay.status``; its ``browsers`` as ``hello`` has them), or
-    ``None`` when no relay runs there (nothing is started). ``PortInUseError`` when another program holds it."""
+    ``None`` when no relay runs there (nothing is started). ``PortInUseError`` when another program holds it,
+    ``NotConnectedError`` when the relay is there but cannot be reached now (busy authenticating others)."""
     connection = Connection(port, secret)
     try:
         try:
             await connection.open(timeout=4.0)
-        except PortInUseError:
-            raise
         except NotConnectedError:
-            return None
+            if connection.refused:
+                return None
+            raise
         return dict(await connection.request(Method.RELAY_STATUS.value, {}, 5.0))
     finally:
         await connection.close()

@@ -160,7 +160,7 @@ def _check_versions(d: Diagnosis) -> None:
 
 async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
     """The relay's line(s); returns its status when this client could authenticate."""
-    from ..core.errors import PortInUseError
+    from ..core.errors import NotConnectedError, PortInUseError
     from ..link.home import peek_secret
     from .connect import relay_status
 
@@ -174,6 +174,9 @@ async def _check_relay(d: Diagnosis, port: int) -> dict[str, Any] | None:
             "stop that program, or choose another port: WEBMCP_NB_PORT=<port> for notebooks and `webmcp-nb pair "
             "--port <port>` (or the extension's options page) for the extension",
         )
+        return None
+    except NotConnectedError as exc:  # it answered, but would not take this client now
+        d.add("relay", "warn", f"{exc} ({find_holder(port) or 'its process is not visible'})", "run doctor again")
         return None
     except OSError as exc:  # a relay answered, and the secret to check it with is missing or unsafe
         program = find_holder(port) or "the program on that port"
