@@ -290,6 +290,32 @@ def test_the_harness_own_check_during_a_slow_call_is_not_a_step_of_the_replay(
     assert replay.ok and replay.steps == 1, str(replay)
 
 
+def test_a_report_file_from_elsewhere_loads_or_says_what_is_wrong_with_it(tmp_path: Path):
+    """A report.json written by a newer version (keys this one does not know) loads; one hand-edited or cut short
+    is refused with an error naming the file and the run, never a raw KeyError or TypeError."""
+    from webmcp_nb.evals.job import CallRow, RunRecord
+
+    run = RunRecord("r1", "t", "m", 1, "local", status="pass", calls=[CallRow("search", {"q": 1}, {"n": 2})])
+    folder = wm.evals.EvalReport([run], suite="s", mode="local", directory=tmp_path).save()
+    data = json.loads((folder / "report.json").read_text())
+    data["runs"][0] |= {"from_a_newer_version": 1}
+    data["runs"][0]["calls"][0] |= {"also_newer": True}
+    (folder / "report.json").write_text(json.dumps(data))
+    (again,) = wm.evals.EvalReport.load(folder).runs
+    assert again.calls == run.calls and again.status == "pass"
+    for broken, said in [
+        ("{not json", "Expecting property name"),
+        (json.dumps({"runs": "none"}), "it has no list of runs"),
+        (json.dumps({**data, "runs": [{"run_id": "r1", "model": "m"}]}), "run 'r1' lacks task, repeat, mode"),
+        (json.dumps({**data, "runs": [{**data["runs"][0], "calls": ["search"]}]}), "run 'r1': a CallRow must be"),
+        (json.dumps({**data, "repeats": "three"}), "invalid literal for int()"),
+    ]:
+        (folder / "report.json").write_text(broken)
+        with pytest.raises(ValueError, match=r"report\.json is not an eval report webmcp-nb can read") as refused:
+            wm.evals.EvalReport.load(folder)
+        assert said in str(refused.value), str(refused.value)
+
+
 @pytest.mark.parametrize("cap", [None, 1])
 def test_a_cap_on_concurrent_requests_per_provider(tmp_path: Path, cap: int | None):
     """Two runs at once. The first request is answered after HOLD seconds: with a cap of one request at a time,

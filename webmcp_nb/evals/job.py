@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..browser.skills import Skill, builtin_skills_path
 from ..core.agent_rules import result_text
@@ -50,6 +51,8 @@ RETRIED = ("browser", "endpoint")
 """The error kinds engines retry: another attempt may go better (a setup or internal error would end the same)."""
 RUN_MARK = "--webmcp-nb-eval-run="
 """Added to each run's Chromium command line, so its processes can be found (and counted) from outside."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -173,10 +176,32 @@ class RunRecord:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
-        values = dict(data)
-        values["calls"] = [CallRow(**c) for c in values.get("calls", [])]
-        values["checks"] = [Check(**c) for c in values.get("checks", [])]
+        """A row as :meth:`to_dict` wrote it (a report's ``runs``, an ``eval.json``). Keys this version does not
+        know are left out; a row that is not one raises ``ValueError`` saying what is wrong with it."""
+        if not isinstance(data, Mapping):
+            raise ValueError(f"a run must be a JSON object, not {type(data).__name__}")
+        values = {k: v for k, v in data.items() if k in _fields(cls)}
+        which = f"run {str(data.get('run_id', '?'))[:80]!r}"
+        missing = [name for name in ("run_id", "task", "model", "repeat", "mode") if name not in values]
+        if missing:
+            raise ValueError(f"{which} lacks {', '.join(missing)}")
+        try:
+            values["calls"] = [_from_json(CallRow, c) for c in values.get("calls") or []]
+            values["checks"] = [_from_json(Check, c) for c in values.get("checks") or []]
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{which}: {exc}") from None
         return cls(**values)
+
+
+def _fields(cls: type) -> set[str]:
+    return {f.name for f in dataclass_fields(cls)}
+
+
+def _from_json(cls: type[T], data: Any) -> T:
+    """A ``CallRow`` or ``Check`` from its JSON object (keys this version does not know left out)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"a {cls.__name__} must be a JSON object, not {type(data).__name__}")
+    return cls(**{k: v for k, v in data.items() if k in _fields(cls)})
 
 
 class RunError(Exception):

@@ -393,10 +393,16 @@ class EvalReport:
 
     @classmethod
     def load(cls, path: str | Path) -> EvalReport:
-        """Read a ``report.json`` (or the folder that holds one)."""
+        """Read a ``report.json`` (or the folder that holds one); ``ValueError`` naming the file when it is not one."""
         file = Path(path)
         file = file / "report.json" if file.is_dir() else file
-        return cls.from_json(json.loads(file.read_text(encoding="utf-8")), file.parent)
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
+                raise ValueError("it has no list of runs")
+            return cls.from_json(data, file.parent)
+        except (ValueError, TypeError) as exc:  # (json's JSONDecodeError is a ValueError)
+            raise ValueError(f"{file} is not an eval report webmcp-nb can read: {exc}") from None
 
     def records(self) -> list[dict[str, Any]]:
         """One flat dict per run, for ``pandas.DataFrame(report.records())``."""
