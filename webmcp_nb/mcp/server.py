@@ -568,9 +568,10 @@ class WebMCPServer:
         if not self._introduced.is_set():
             self._introduction = name
             self._introduced.set()
-        with contextlib.suppress(asyncio.TimeoutError):
-            wait = LIST_WAIT if listing and not self.options.launch else STARTUP_WAIT
-            await asyncio.wait_for(self._ready.wait(), wait)
+        if not self._ready.is_set():  # (once started, a request makes no timer and no task for it)
+            with contextlib.suppress(asyncio.TimeoutError):
+                wait = LIST_WAIT if listing and not self.options.launch else STARTUP_WAIT
+                await asyncio.wait_for(self._ready.wait(), wait)
         if name and name != self._client_name and self.browser is not None and self._startup_error is None:
             self._client_name = name
             with contextlib.suppress(WebMCPError):
