@@ -2,7 +2,6 @@
 the JupyterLab UI test and docs/screenshots.py drive the panel the same way (``run_cell`` runs the others)."""
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
+from ports import free_port
 
 PANEL_CELL = """
 import webmcp_nb as wm
@@ -24,12 +24,6 @@ panel.tools.select("searchFlights")
 panel.tools.form.fill(DEMO_SEARCH)
 panel
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _wait_for_server(port: int, seconds: float = 60) -> None:
@@ -67,7 +61,7 @@ def panel_in_jupyterlab(
         "nbformat_minor": 5,
     }
     (root / "panel.ipynb").write_text(json.dumps(notebook))
-    port = _free_port()
+    port = free_port()
     flags = [
         f"--ServerApp.port={port}",
         "--ServerApp.ip=127.0.0.1",

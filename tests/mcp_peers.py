@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +21,7 @@ import pytest
 from eventually import eventually
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from ports import free_port
 
 from webmcp_nb.browser.chromium import ChromiumProcess
 from webmcp_nb.link.home import read_secret
@@ -45,9 +45,7 @@ def streamable_http(sdk: Any) -> Iterator[str]:
     thread; yields its URL."""
     import uvicorn
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     http = uvicorn.Server(uvicorn.Config(sdk.streamable_http_app(), host="127.0.0.1", port=port, log_level="error"))
     thread = threading.Thread(target=http.run, daemon=True)
     thread.start()
@@ -141,9 +139,7 @@ class Daemon:
     false, a Chromium whose extension dials it (as the user's would)."""
 
     def __init__(self, root: Path, *, browser: bool = True) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
+        self.port = free_port()
         self.home = root
         start_daemon(self.port)
         self.chromium: ChromiumProcess | None = None

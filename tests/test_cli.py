@@ -2,13 +2,13 @@
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 from webmcp_nb import __version__
 from webmcp_nb.browser.chromium import extension_path
@@ -58,9 +58,7 @@ def test_without_a_command_it_prints_its_help_and_starts_nothing():
 
 
 def test_browsers_fails_when_no_relay_runs(tmp_path: Path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # nothing listens there once the socket closes
+    port = free_port()  # nothing listens there
     env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path), "WEBMCP_NB_PORT": str(port)}
     out = _cli("browsers", env=env)
     assert out.returncode == 1 and f"no relay is running on 127.0.0.1:{port}" in out.stderr, out

@@ -4,13 +4,13 @@ that point at their code, a missing key named by its variable, and the default p
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
 import textwrap
 import warnings
 
 import pytest
+from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.agent.providers import resolve_provider
@@ -34,12 +34,6 @@ def ipython(cells: list[str]) -> str:
     env = {k: v for k, v in __import__("os").environ.items() if k not in KEYS}
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, env=env)
     return out.stdout + out.stderr
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def test_an_error_from_the_public_api_ends_at_the_users_line_in_ipython():

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 from cdp import stop_service_worker
 from eventually import eventually
+from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess
@@ -48,12 +48,6 @@ def test_keepalive_holds_through_90_s_idle_and_a_stopped_worker_comes_back(serve
         assert all(len(other.tools) > 0 for other in others)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 CLIENT = textwrap.dedent(
     """
     import json, sys, webmcp_nb as wm
@@ -69,7 +63,7 @@ CLIENT = textwrap.dedent(
 @pytest.mark.browser
 @pytest.mark.timeout(180)
 def test_daemon_outlives_its_clients_and_keeps_the_state(server, tmp_path: Path, monkeypatch):
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path)}
     monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
     # The page loads before any relay exists: the handshake must still carry its tools.

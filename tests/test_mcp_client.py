@@ -9,7 +9,6 @@ import asyncio
 import gzip
 import http.server
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 from eventually import eventually
 from mcp_peers import node_tool, server_env, streamable_http
+from ports import free_port, listening
 
 import webmcp_nb as wm
 from webmcp_nb.demo.run import DEMO_SEARCH
@@ -187,12 +187,10 @@ def test_a_huge_result_is_refused_before_it_is_read() -> None:
 def test_a_huge_result_over_http_is_refused_before_it_is_read() -> None:
     """As over stdio: a Streamable HTTP server's 50 MB reply (JSON, as 2026-07-28 answers a call) costs the
     notebook the bound, not the reply."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen([*UNRULY, "--http", str(port)], stderr=subprocess.DEVNULL)
     try:
-        eventually(lambda: _listening(port), 20, "the HTTP server")
+        eventually(lambda: listening(port), 20, "the HTTP server")
         url = f"http://127.0.0.1:{port}/mcp"
         with wm.mcp.connect(url, name="unruly", max_result_chars=100_000) as unruly:
             assert unruly.protocol_version == "2026-07-28"
@@ -238,11 +236,6 @@ def test_a_compressed_reply_over_http_is_refused_unread() -> None:
     finally:
         zipping.shutdown()
         zipping.server_close()
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_a_listing_that_never_ends_is_cut_down_as_it_arrives(monkeypatch) -> None:

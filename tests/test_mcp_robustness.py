@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ import anyio
 import pytest
 from eventually import eventually
 from mcp_peers import Daemon, inspector_cli, listed_until, mcp_session, server_env, text
+from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.core.describe import line
@@ -28,12 +28,6 @@ from webmcp_nb.views.sessions import SessionsView
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 FIXED = {tool.name for tool in FIXED_TOOLS}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")

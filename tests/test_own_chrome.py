@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from cdp import playwright_context
 from eventually import eventually
+from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.browser.chromium import ChromiumProcess, extension_path
@@ -43,12 +44,6 @@ NOBODY = 65534
 SQUATTER = Path(__file__).parent / "squatter.py"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Home:
     """This test's account: a webmcp-nb home, a config folder with a Chromium user-data folder, a relay port."""
 
@@ -57,7 +52,7 @@ class Home:
         self.config = root / "config"
         self.profile = self.config / "chromium"  # where `webmcp-nb pair` and doctor look for Chromium
         self.profile.mkdir(parents=True)  # as after the user started Chromium once
-        self.port = _free_port()
+        self.port = free_port()
         self.env = {**os.environ, "WEBMCP_NB_HOME": str(self.home), "XDG_CONFIG_HOME": str(self.config)}
 
     def cli(self, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess:
@@ -245,7 +240,7 @@ def test_a_home_another_account_could_change_is_refused(tmp_path: Path, monkeypa
     with pytest.raises(UnsafeHomeError):
         read_secret()
     with pytest.raises(UnsafeHomeError):
-        wm.connect(_free_port(), timeout=5)
+        wm.connect(free_port(), timeout=5)
     checks = wm.doctor().checks
     assert checks[-1].name == "home" and checks[-1].status == "fail" and "nobody" in checks[-1].detail
     assert not (squatted / "secret").exists()

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.link.protocol import EXTENSION_ID
@@ -27,12 +28,6 @@ FLOOD_BYTES = 16 * 1024 * 1024  # what each forged peer pushes of an unfinished 
 RSS_BOUND_MB = 32  # documented in docs/security.md
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -42,7 +37,7 @@ def _rss_mb(pid: int) -> float:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[tuple[int, int]]:
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "WEBMCP_NB_HOME": str(tmp_path)}
     with open(tmp_path / "relay.log", "wb") as log:
         process = subprocess.Popen(

@@ -423,16 +423,17 @@ def _eval_parser(sub: Any) -> None:
 
 def _price(text: str) -> tuple[str, float, float]:
     """``--price MODEL=INPUT,OUTPUT``, or a usage error that shows the form."""
+    wrong = argparse.ArgumentTypeError(
+        f"expected MODEL=INPUT,OUTPUT (USD per million tokens, e.g. deepseek-chat=0.27,1.10), not {text!r}"
+    )
     label, _, numbers = text.partition("=")
     given, _, out = numbers.partition(",")
     try:
         prices = float(given), float(out)
     except ValueError:
-        prices = (-1.0, -1.0)
+        raise wrong from None
     if not label or not all(math.isfinite(v) and v >= 0 for v in prices):
-        raise argparse.ArgumentTypeError(
-            f"expected MODEL=INPUT,OUTPUT (USD per million tokens, e.g. deepseek-chat=0.27,1.10), not {text!r}"
-        )
+        raise wrong
     return label, *prices
 
 

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -180,9 +180,10 @@ class RunRecord:
         know are left out; a row that is not one raises ``ValueError`` saying what is wrong with it."""
         if not isinstance(data, Mapping):
             raise ValueError(f"a run must be a JSON object, not {type(data).__name__}")
-        values = {k: v for k, v in data.items() if k in _fields(cls)}
+        values = _known(cls, data)
         which = f"run {str(data.get('run_id', '?'))[:80]!r}"
-        missing = [name for name in ("run_id", "task", "model", "repeat", "mode") if name not in values]
+        required = [f.name for f in dataclass_fields(cls) if f.default is MISSING and f.default_factory is MISSING]
+        missing = [name for name in required if name not in values]
         if missing:
             raise ValueError(f"{which} lacks {', '.join(missing)}")
         try:
@@ -193,15 +194,17 @@ class RunRecord:
         return cls(**values)
 
 
-def _fields(cls: type) -> set[str]:
-    return {f.name for f in dataclass_fields(cls)}
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without the keys dataclass ``cls`` does not have (a newer version's)."""
+    names = {f.name for f in dataclass_fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
 
 
 def _from_json(cls: type[T], data: Any) -> T:
     """A ``CallRow`` or ``Check`` from its JSON object (keys this version does not know left out)."""
     if not isinstance(data, Mapping):
         raise ValueError(f"a {cls.__name__} must be a JSON object, not {type(data).__name__}")
-    return cls(**{k: v for k, v in data.items() if k in _fields(cls)})
+    return cls(**_known(cls, data))
 
 
 class RunError(Exception):

@@ -157,15 +157,16 @@ class _Kept:
             )
         if self.omitted or more:
             count = f"{self.omitted:,}{' or more' if more else ''}" if self.omitted else "more"
-            bound = (
-                f"the first {MAX_TOOLS:,}"
-                if len(self.tools) >= MAX_TOOLS
-                else f"{MAX_LISTING_CHARS:,} characters of descriptions and schemas"
-                if self.chars >= MAX_LISTING_CHARS
-                else f"{MAX_PAGES} pages of the listing"
-            )
-            notes.append(f"{count} tools past {bound} left out")
+            notes.append(f"{count} tools past {self._bound()} left out")
         return notes
+
+    def _bound(self) -> str:
+        """The bound the listing stopped at, in words."""
+        if len(self.tools) >= MAX_TOOLS:
+            return f"the first {MAX_TOOLS:,}"
+        if self.chars >= MAX_LISTING_CHARS:
+            return f"{MAX_LISTING_CHARS:,} characters of descriptions and schemas"
+        return f"{MAX_PAGES} pages of the listing"
 
 
 class MCPTool:
