@@ -1,6 +1,8 @@
 """Signatures from JSON Schema and argument validation that names the field."""
 
 import inspect
+import subprocess
+import sys
 from typing import Literal
 
 import pytest
@@ -100,3 +102,44 @@ def test_arguments_must_be_json():
 def test_a_schema_that_cannot_be_evaluated_gives_a_typed_error():
     with pytest.raises(InvalidArgumentsError, match="cannot be used"):
         validate_arguments("t", {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}, {"a": 1})
+
+
+RACED_IMPORT = """
+import lark
+from webmcp_nb.browser import schema
+from webmcp_nb.core.errors import InvalidArgumentsError
+
+faults = {"left": 0}
+build = lark.Lark.__init__
+def raced(self, *args, **kwargs):
+    if faults["left"]:
+        faults["left"] -= 1
+        raise SystemError("AST constructor recursion depth mismatch (before=243, after=153)")
+    build(self, *args, **kwargs)
+lark.Lark.__init__ = raced
+
+faults["left"] = schema._IMPORT_ATTEMPTS
+try:
+    schema.load_checker().result()
+except SystemError:
+    print("gave up")
+faults["left"] = 1
+schema.load_checker().result()
+try:
+    schema.validate_arguments("t", {"type": "object", "properties": {"n": {"type": "integer"}}}, {"n": "x"})
+except InvalidArgumentsError as error:
+    print("checked:", error)
+"""
+
+
+def test_an_argument_checker_whose_import_met_another_threads_parse_loads_again():
+    """CPython 3.11's AST construction is not thread-safe: ``jsonschema``'s import (lark's grammars) raised
+    SystemError in a Dask worker while another thread formatted a traceback, and every later check failed with it.
+    The import is tried again, and a load that gave up is not kept."""
+    script = subprocess.run(
+        [sys.executable, "-c", RACED_IMPORT], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert script.returncode == 0, script.stderr
+    gave_up, checked = script.stdout.splitlines()
+    assert gave_up == "gave up"
+    assert checked.startswith("checked: t: argument 'n'") and "integer" in checked, checked

@@ -11,7 +11,10 @@ import importlib
 import inspect
 import json
 import keyword
+import sys
+import threading
 from functools import lru_cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import regex
@@ -35,6 +38,9 @@ VALIDATION_TIMEOUT = 2.0
 """Seconds a check of arguments against a schema with regular expressions may take (off the library's loop)."""
 
 _validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
+_loading: concurrent.futures.Future[ModuleType] | None = None
+_loading_lock = threading.Lock()
+_IMPORT_ATTEMPTS = 3
 
 _TYPES: dict[str, Any] = {
     "string": str,
@@ -180,16 +186,38 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-@lru_cache(maxsize=1)
-def load_checker() -> concurrent.futures.Future[Any]:
-    """Import ``jsonschema`` in a thread, once. It takes about a second (its optional format checkers build
-    grammars at import), so it loads beside a browser's start rather than with the library or on the loop."""
-    return _validators.submit(importlib.import_module, "jsonschema")
+def load_checker() -> concurrent.futures.Future[ModuleType]:
+    """Import ``jsonschema`` in a thread, once (again only if that failed). It takes about a second (its optional
+    format checkers build grammars at import), so it loads beside a browser's start rather than with the library or
+    on the loop."""
+    global _loading
+    with _loading_lock:
+        if _loading is None or (_loading.done() and _loading.exception() is not None):
+            _loading = _validators.submit(_jsonschema)
+        return _loading
+
+
+def _jsonschema() -> ModuleType:
+    """``jsonschema``, imported again when CPython 3.11's AST construction, which is not thread-safe
+    (python/cpython#106905), failed it: lark builds a format checker's grammar with ``ast.literal_eval``, and
+    another thread parsing at that moment (formatting a traceback, say) makes it raise ``SystemError``."""
+    attempts = _IMPORT_ATTEMPTS
+    while True:
+        before = set(sys.modules)
+        try:
+            return importlib.import_module("jsonschema")
+        except SystemError as error:
+            for name in set(sys.modules) - before:  # submodules whose package failed: the retry rebinds them
+                if name.partition(".")[0] not in sys.modules:
+                    del sys.modules[name]
+            attempts -= 1
+            if not attempts or "recursion depth mismatch" not in str(error):
+                raise
 
 
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Validator:
-    import jsonschema
+    jsonschema = _jsonschema()
 
     schema = json.loads(schema_json)
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
@@ -248,13 +276,11 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
                 field=unknown[0],
                 hint=not_sent(tool_name),
             )
-    from jsonschema import SchemaError
-    from jsonschema.exceptions import best_match
-
+    jsonschema = _jsonschema()
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
-        error = best_match(validator.iter_errors(args))
-    except SchemaError as exc:
+        error = jsonschema.exceptions.best_match(validator.iter_errors(args))
+    except jsonschema.SchemaError as exc:
         raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
     except Exception as exc:  # e.g. a $ref that does not resolve
         raise InvalidArgumentsError(f"{tool_name}: the page's input schema cannot be used: {exc}") from None
