@@ -238,6 +238,83 @@ def test_a_compressed_reply_over_http_is_refused_unread() -> None:
         zipping.server_close()
 
 
+class _Streaming(http.server.BaseHTTPRequestHandler):
+    """A 2025-11-25 server that answers every request on an event stream, as most servers in the wild do; a call
+    of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up."""
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers["content-length"])))
+        if "id" not in request:  # a notification
+            self.send_response(202)
+            self.end_headers()
+            return
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        size = (request.get("params") or {}).get("arguments", {}).get("size", 0)
+        known = request["method"] in _STREAMED  # (not 2026-07-28's server/discover)
+        reply = {"result": _STREAMED[request["method"]]} if known else {"error": {"code": -32601, "message": "?"}}
+        body = json.dumps({"jsonrpc": "2.0", "id": request["id"], **reply})
+        before, _, after = body.partition("TEXT")
+        try:
+            self.wfile.write(b"event: message\r\ndata: " + before.encode())
+            for start in range(0, size, 65536):
+                self.wfile.write(b"x" * min(65536, size - start))
+            self.wfile.write(after.encode() + b"\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client stopped reading: as it should
+
+    def do_GET(self) -> None:
+        self.send_response(405)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+_STREAMED = {
+    "initialize": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "streaming", "version": "1"},
+    },
+    "tools/list": {
+        "tools": [
+            {
+                "name": "blob",
+                "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                "annotations": {"readOnlyHint": True},
+            }
+        ]
+    },
+    "tools/call": {"content": [{"type": "text", "text": "TEXT"}]},
+}
+
+
+def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
+    """A server of the 2025-11-25 era answers on an event stream: its 50 MB event costs the notebook the bound, the
+    error is the same one a JSON reply gets, and the server stays usable."""
+    streaming = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
+    threading.Thread(target=streaming.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{streaming.server_address[1]}/mcp"
+    try:
+        with wm.mcp.connect(url, name="streaming", max_result_chars=100_000, timeout=10) as server:
+            assert server.protocol_version == "2025-11-25"
+            assert server.call("blob", size=100).text == "x" * 100
+            tracemalloc.start()
+            try:
+                with pytest.raises(wm.ResultTooLargeError, match="passed the 1,248,576-byte bound"):
+                    server.call("blob", size=50_000_000)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB event"
+            assert server.call("blob", size=200).text == "x" * 200
+    finally:
+        streaming.shutdown()
+        streaming.server_close()
+
+
 def test_a_listing_that_never_ends_is_cut_down_as_it_arrives(monkeypatch) -> None:
     """A server whose listing has page after page, each a tool with a 1 MB description and a 1 MB title: each page
     is cut down as it arrives (nothing like its 2 MB is kept), the pages stop at 100, the titles are labels again,

@@ -1,12 +1,12 @@
-"""The bound ``stdio_bound.py`` keeps on a stdio server, kept on a Streamable HTTP one: a JSON reply longer than
-the bound is refused as it arrives, never held whole (the SDK reads a reply whole before anyone can look at its
-size), and the client gets the same JSON-RPC error in its place. Replies on an event stream are bounded by the
-SDK itself (``max_sse_event_size``)."""
+"""The bound ``stdio_bound.py`` keeps on a stdio server, kept on a Streamable HTTP one: a JSON reply, or an event
+on an event stream, longer than the bound is refused as it arrives, never held whole (the SDK reads a JSON reply
+whole before anyone can look at its size), and the client gets the same JSON-RPC error in its place."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -32,7 +32,11 @@ class _Bounded(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         request.headers["accept-encoding"] = "identity"  # the bound counts what will be parsed, not a zip of it
         response = await self.inner.handle_async_request(request)
-        if not response.headers.get("content-type", "").lower().startswith("application/json"):
+        kind = response.headers.get("content-type", "").lower()
+        if kind.startswith("text/event-stream"):
+            events = _Events(response, self.limit, _id(request))
+            return httpx2.Response(response.status_code, headers=response.headers, stream=events)
+        if not kind.startswith("application/json"):
             return response
         encoding = response.headers.get("content-encoding", "identity").lower()
         if encoding != "identity":
@@ -51,11 +55,7 @@ class _Bounded(httpx2.AsyncBaseTransport):
             body += chunk
             if len(body) > self.limit:  # the rest is never read: the connection is dropped instead
                 await response.aclose()
-                why = (
-                    f"the server's message passed the {self.limit:,}-byte bound of this client "
-                    "(wm.mcp.connect(max_result_chars=...) raises it)"
-                )
-                return self._refused(response, request, len(body), why)
+                return self._refused(response, request, len(body), _passed(self.limit))
         await response.aclose()
         return httpx2.Response(response.status_code, headers=response.headers, content=bytes(body))
 
@@ -68,6 +68,46 @@ class _Bounded(httpx2.AsyncBaseTransport):
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+class _Events(httpx2.AsyncByteStream):
+    """An event stream passed on event by event while each is within the bound; the first past it is dropped unread
+    (the connection with it), and on a request's stream the refusal for its id ends the stream in its place."""
+
+    def __init__(self, response: httpx2.Response, limit: int, ident: Any) -> None:
+        self.response, self.limit, self.ident = response, limit, ident
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        pending = bytearray()  # the event being received: it is passed on once whole
+        async for chunk in self.response.stream:  # type: ignore[union-attr]
+            searched = max(0, len(pending) - 3)  # an end split between two chunks is found too
+            pending += chunk
+            ends = [match.end() for match in _EVENT_END.finditer(pending, searched)]
+            if ends:
+                yield bytes(pending[: ends[-1]])
+                del pending[: ends[-1]]
+            if len(pending) > self.limit:
+                await self.response.aclose()
+                if self.ident is not None:
+                    refused = refusal(self.ident, len(pending), self.limit, _passed(self.limit)).rstrip(b"\n")
+                    yield b"event: message\ndata: " + refused + b"\n\n"
+                return
+        if pending:
+            yield bytes(pending)
+
+    async def aclose(self) -> None:
+        await self.response.aclose()
+
+
+def _passed(limit: int) -> str:
+    """Why a message read as it arrives was refused (its whole size is never known)."""
+    return (
+        f"the server's message passed the {limit:,}-byte bound of this client "
+        "(wm.mcp.connect(max_result_chars=...) raises it)"
+    )
 
 
 def _id(request: httpx2.Request) -> Any:
