@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp import playwright_context
+from cdp import playwright_context, stop_service_worker
 from eventually import eventually
 from mcp_peers import node_tool
 
@@ -205,6 +205,36 @@ def test_the_bridge_starts_again_when_the_page_reloads(chat: Chat, clock: Any) -
             bridge.send("And now?")
             assert bridge.wait_answer(timeout=60) == "Still noon."
             assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
+
+
+def test_the_bridge_starts_again_when_the_extensions_worker_restarts(chat: Chat, clock: Any) -> None:
+    """Chrome stops an extension's worker when it likes; the page side's pipe goes with it (its bar too). The
+    bridge learns it when the extension connects again, and starts the page side afresh."""
+    now = tool_call("time_get_current_time", timezone="UTC")
+    script = [say(now), say("It is noon."), say(now), say("Still noon.")]
+    with ScriptedServer(script) as model:
+        tab, page = chat.open(model)
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            bridge.send("What time is it?")
+            assert bridge.wait_answer(timeout=60) == "It is noon."
+            mark = chat.browser.events.last_seq
+            stop_service_worker(chat.browser)
+
+            def started_again() -> bool:
+                states = bridge_states(chat.browser, mark)
+                return any(s.get("running") is False for s in states) and states[-1].get("running") is True
+
+            eventually(started_again, 30, "the bridge after the worker restarted")
+            stopped = next(s for s in bridge_states(chat.browser, mark) if s.get("running") is False)
+            assert stopped["why"] == "the extension restarted"
+            eventually(lambda: [b for b in bar_buttons(page) if b["enabled"]], 10, "the bar in the page again")
+            bridge.send("And now?")
+            assert bridge.wait_answer(timeout=60) == "Still noon."
+            assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
+
+
+def bridge_states(browser: wm.Browser, since: int) -> list[dict[str, Any]]:
+    return [e.data for e in browser.events.since(since + 1) if e.kind == "bridge.state"]
 
 
 def test_markup_streamed_across_many_dom_updates_runs_once(chat: Chat, clock: Any) -> None:

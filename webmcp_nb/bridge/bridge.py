@@ -260,7 +260,14 @@ class ChatBridge:
         await self._browser._request(Method.BRIDGE_SEND, params, SEND_TIMEOUT)
 
     def _on_relay(self, method: str, params: dict[str, Any]) -> None:
-        if method != Method.BRIDGE_EVENT.value or params.get("bridgeId") != self.id or self.closed:
+        if self.closed:
+            return
+        if method == Method.BROWSER_ADDED.value:
+            added = params.get("browser")
+            if self.running and isinstance(added, dict) and added.get("id") == self._browser.id:
+                self._spawn(self._revive())
+            return
+        if method != Method.BRIDGE_EVENT.value or params.get("bridgeId") != self.id:
             return
         message = params.get("message")
         kind = message.get("type") if isinstance(message, dict) else None
@@ -331,6 +338,16 @@ class ChatBridge:
         sources = (s.id for s in self.servers if isinstance(s, Tab))
         if (event.kind == "tools.changed" and event.tab_id in sources) or event.kind == "grant.changed":
             self._tools_changed()
+
+    async def _revive(self) -> None:
+        """The extension connected again. A worker that restarted lost the page side's pipe (and the page side,
+        seeing it go, stopped): it starts afresh. One that did not gets the config again, which changes nothing."""
+        try:
+            await self._post({"type": "config", **self._config()})
+        except NotConnectedError:
+            self.running = False
+            self._emit("bridge.state", enabled=self.enabled, running=False, why="the extension restarted")
+            await self._reopen()
 
     async def _reopen(self) -> None:
         """Start the page side on the tab's new page (the worker waits for it to load); a page still unloading
