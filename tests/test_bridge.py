@@ -186,7 +186,17 @@ def test_a_two_call_task_end_to_end(chat: Chat, clock: Any, memory: Any, tmp_pat
     tab.close()
 
 
-def test_the_bridge_starts_again_when_the_page_reloads(chat: Chat, clock: Any) -> None:
+GOES = {
+    "reload": (lambda chat, page: page.reload(), "the page went away (navigated)"),
+    "worker restart": (lambda chat, page: stop_service_worker(chat.browser), "the extension restarted"),
+}
+
+
+@pytest.mark.parametrize("how", GOES)
+def test_the_bridge_starts_again_when_its_page_side_goes(chat: Chat, clock: Any, how: str) -> None:
+    """The page side goes with its page when the user reloads it, and loses its pipe (its bar too) when Chrome
+    stops the extension's worker, as it may whenever it likes: the bridge starts it again on the page as it is."""
+    go, why = GOES[how]
     now = tool_call("time_get_current_time", timezone="UTC")
     script = [say(now), say("It is noon."), say(now), say("Still noon.")]
     with ScriptedServer(script) as model:
@@ -195,46 +205,17 @@ def test_the_bridge_starts_again_when_the_page_reloads(chat: Chat, clock: Any) -
             bridge.send("What time is it?")
             assert bridge.wait_answer(timeout=60) == "It is noon."
             mark = chat.browser.events.last_seq
-            page.reload()  # as the user reloads: the page side goes with the page, and starts on the new one
+            go(chat, page)
 
-            def started_again() -> bool:
-                states = [e.data for e in chat.browser.events.since(mark + 1) if e.kind == "bridge.state"]
-                return any(s.get("running") is False for s in states) and states[-1].get("running") is True
+            def states() -> list[dict[str, Any]]:
+                return [e.data for e in chat.browser.events.since(mark + 1) if e.kind == "bridge.state"]
 
-            eventually(started_again, 30, "the bridge on the reloaded page")
-            bridge.send("And now?")
-            assert bridge.wait_answer(timeout=60) == "Still noon."
-            assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
-
-
-def test_the_bridge_starts_again_when_the_extensions_worker_restarts(chat: Chat, clock: Any) -> None:
-    """Chrome stops an extension's worker when it likes; the page side's pipe goes with it (its bar too). The
-    bridge learns it when the extension connects again, and starts the page side afresh."""
-    now = tool_call("time_get_current_time", timezone="UTC")
-    script = [say(now), say("It is noon."), say(now), say("Still noon.")]
-    with ScriptedServer(script) as model:
-        tab, page = chat.open(model)
-        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
-            bridge.send("What time is it?")
-            assert bridge.wait_answer(timeout=60) == "It is noon."
-            mark = chat.browser.events.last_seq
-            stop_service_worker(chat.browser)
-
-            def started_again() -> bool:
-                states = bridge_states(chat.browser, mark)
-                return any(s.get("running") is False for s in states) and states[-1].get("running") is True
-
-            eventually(started_again, 30, "the bridge after the worker restarted")
-            stopped = next(s for s in bridge_states(chat.browser, mark) if s.get("running") is False)
-            assert stopped["why"] == "the extension restarted"
+            eventually(lambda: states() and states()[-1].get("running") is True, 30, "the bridge started again")
+            assert [s["why"] for s in states() if s.get("running") is False] == [why]
             eventually(lambda: [b for b in bar_buttons(page) if b["enabled"]], 10, "the bar in the page again")
             bridge.send("And now?")
             assert bridge.wait_answer(timeout=60) == "Still noon."
             assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
-
-
-def bridge_states(browser: wm.Browser, since: int) -> list[dict[str, Any]]:
-    return [e.data for e in browser.events.since(since + 1) if e.kind == "bridge.state"]
 
 
 def test_markup_streamed_across_many_dom_updates_runs_once(chat: Chat, clock: Any) -> None:
