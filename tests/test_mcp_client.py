@@ -167,17 +167,23 @@ def test_a_server_that_stops_answering_fails_each_request_within_its_time_limit(
     assert not unruly.connected  # and closing a wedged server does not hang either
 
 
+def refused_within_bound(server: wm.mcp.MCPServer, match: str) -> wm.ResultTooLargeError:
+    """A call of ``blob`` for 50 MB, refused with ``match``, having cost the notebook under 20 MB."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(wm.ResultTooLargeError, match=match) as refused:
+            server.call("blob", size=50_000_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB result"
+    return refused.value
+
+
 def test_a_huge_result_is_refused_before_it_is_read() -> None:
     with wm.mcp.connect(UNRULY, name="unruly", max_result_chars=100_000) as unruly:
-        tracemalloc.start()
-        try:
-            with pytest.raises(wm.ResultTooLargeError, match="over the 1,248,576-byte bound") as refused:
-                unruly.call("blob", size=50_000_000)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB result"
-        assert refused.value.data["size"] > 50_000_000 and refused.value.data["limit"] == 1_248_576
+        refused = refused_within_bound(unruly, "over the 1,248,576-byte bound")
+        assert refused.data["size"] > 50_000_000 and refused.data["limit"] == 1_248_576
         with pytest.raises(wm.ResultTooLargeError, match="over the 100,000 limit"):
             unruly.call("blob", size=150_000)  # within the message bound, over the characters'
         assert unruly.call("blob", size=100).text == "x" * 100  # the server is still usable
@@ -194,14 +200,7 @@ def test_a_huge_result_over_http_is_refused_before_it_is_read() -> None:
         url = f"http://127.0.0.1:{port}/mcp"
         with wm.mcp.connect(url, name="unruly", max_result_chars=100_000) as unruly:
             assert unruly.protocol_version == "2026-07-28"
-            tracemalloc.start()
-            try:
-                with pytest.raises(wm.ResultTooLargeError, match="1,248,576-byte bound"):
-                    unruly.call("blob", size=50_000_000)
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
-            assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB result"
+            refused_within_bound(unruly, "1,248,576-byte bound")
             assert unruly.call("blob", size=100).text == "x" * 100  # the server is still usable
     finally:
         process.terminate()
@@ -301,14 +300,7 @@ def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
         with wm.mcp.connect(url, name="streaming", max_result_chars=100_000, timeout=10) as server:
             assert server.protocol_version == "2025-11-25"
             assert server.call("blob", size=100).text == "x" * 100
-            tracemalloc.start()
-            try:
-                with pytest.raises(wm.ResultTooLargeError, match="passed the 1,248,576-byte bound"):
-                    server.call("blob", size=50_000_000)
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
-            assert peak < 20_000_000, f"{peak:,} bytes allocated while refusing a 50 MB event"
+            refused_within_bound(server, "passed the 1,248,576-byte bound")
             assert server.call("blob", size=200).text == "x" * 200
     finally:
         streaming.shutdown()
