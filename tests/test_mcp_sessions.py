@@ -138,3 +138,5 @@ def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: A
         notebook.close()
     kinds = [e.kind for e in notebook.events.events if e.kind.startswith("mcp.session.")]
     assert kinds.count("mcp.session.started") == 2 and "mcp.session.ended" in kinds
+    said = (tmp_path / "servers.log").read_text()  # what the MCP clients' logs got: the browser was there throughout
+    assert said.count("the session was closed by the user; exiting") == 2 and "waiting for browser" not in said, said

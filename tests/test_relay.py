@@ -300,3 +300,32 @@ def test_a_relay_that_cannot_read_its_secret_says_so_to_the_peer():
 
     closed = asyncio.run(scenario())
     assert closed is not None and closed.code == 1011 and "cannot read its pairing secret" in closed.reason
+
+
+def test_a_session_the_user_closed_can_do_nothing_more_at_once():
+    """The session's server exits once it hears of the close; in between, the relay does nothing it asks."""
+
+    async def scenario():
+        relay = await Relay("a-test-secret-of-some-length").start()
+        try:
+            browser = await peers.browser(relay.port, relay.secret, "B", tabs=[{"id": 1}])
+            mcp, notebook = await _client(relay), await _client(relay)
+            await mcp.send(json.dumps({"id": 1, "method": "session.register", "params": {"client": "c", "pid": 1}}))
+            session = (await _reply(mcp, 1))["result"]["session"]["id"]
+            await notebook.send(json.dumps({"id": 1, "method": "session.close", "params": {"sessionId": session}}))
+            assert (await _reply(notebook, 1))["result"] == {"closed": session}
+            call = {"browserId": "B", "tabId": 1, "name": "send", "arguments": {}}
+            asks = [("tool.call", call), ("tab.open", {"browserId": "B", "url": "https://example.com"})]
+            asks.append(("session.register", {"client": "c", "pid": 1}))
+            for n, (method, params) in enumerate(asks, 2):
+                await mcp.send(json.dumps({"id": n, "method": method, "params": params}))
+                refused = (await asyncio.wait_for(_reply(mcp, n), 5))["error"]  # (a forwarded ask: no answer)
+                assert refused["code"] == "PERMISSION_DENIED" and "user closed this MCP session" in refused["message"]
+            with pytest.raises(asyncio.TimeoutError):  # none of it reached the browser
+                while True:
+                    frame = json.loads(await asyncio.wait_for(browser.recv(), 0.5))
+                    assert frame.get("method") not in ("tool.call", "tab.open"), frame
+        finally:
+            await relay.close()
+
+    asyncio.run(scenario())

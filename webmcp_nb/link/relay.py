@@ -111,6 +111,7 @@ SESSION_IDLE_EXIT = 60.0
 ACTIVITY_PUSH = 1.0
 """Sessions' activity (last request, calls) is broadcast at most this often; binding changes at once."""
 MAX_CLIENT_NAME = 200
+CLOSED_BY_USER = "the user closed this MCP session (in a side panel or a notebook); it can do nothing more"
 
 
 class Frame:
@@ -329,6 +330,9 @@ class Relay:
         self._cancellers: dict[tuple[RelayClient, int], Callable[[], None]] = {}
         """How to cancel each tool call in flight, by (client, the client's request id)."""
         self._sessions: dict[str, _Session] = {}
+        self._cut_off: set[RelayClient] = set()
+        """Clients whose MCP session the user closed: nothing they ask is done from then on (their process exits
+        once it hears of the close; until then it must not act)."""
         self._bridges: dict[str, tuple[RelayClient, str, Any]] = {}
         """Chat-site bridges by id: the client that opened each, its browser and tab (it alone hears the bridge)."""
         self._activity_push: asyncio.TimerHandle | None = None
@@ -644,6 +648,7 @@ class Relay:
 
     def detach(self, client: RelayClient) -> None:
         self._clients.discard(client)
+        self._cut_off.discard(client)
         self._last_client = time.monotonic()
         self._tell_browsers_clients()
         for rid, pending in list(self._pending.items()):
@@ -712,6 +717,9 @@ class Relay:
         """A client's request; its reply is delivered to ``client`` when it comes."""
         if method == Method.RELAY_STATUS.value:
             client.deliver(Frame({"id": client_id, "result": self.status()}))
+            return
+        if client in self._cut_off:
+            client.deliver(_error_frame(client_id, ErrorCode.PERMISSION_DENIED, CLOSED_BY_USER))
             return
         if method in _GRANT_METHODS:
             self._grant_request(client, client_id, method, params, params.get("browserId"), client)
@@ -889,8 +897,10 @@ class Relay:
         return {"closed": params.get("sessionId")}
 
     def _close_session(self, session_id: Any) -> bool:
+        """The user closed a session (a side panel's or a notebook panel's Close): its client is cut off at once."""
         if not isinstance(session_id, str) or (session := self._sessions.pop(session_id, None)) is None:
             return False
+        self._cut_off.add(session.owner)
         self._close_tabs_of(session)
         self._sessions_changed()
         return True

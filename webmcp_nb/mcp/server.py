@@ -338,6 +338,7 @@ class WebMCPServer:
         self._settled = False  # the first tab was bound (or tried) once a browser was there
         self._problem: str | None = None  # what went wrong at start (a --url that did not load), until it is mended
         self._said = ""
+        self._leaving = False
         self._starting = asyncio.Lock()
         self._client_name = ""
         self._introduced = asyncio.Event()  # the client's first request said its name
@@ -455,8 +456,9 @@ class WebMCPServer:
         return f"browser {browser.id} connected; {where}" + (f"; {self._problem}" if self._problem else "")
 
     def _say(self, text: str) -> None:
-        """A line on stderr (the client's log), once per change: never a progress bar."""
-        if text != self._said:
+        """A line on stderr (the client's log), once per change: never a progress bar; nothing once leaving (the
+        relay connection it closes is not a browser to wait for)."""
+        if text != self._said and not self._leaving:
             self._said = text
             print(f"webmcp-nb mcp: {text}", file=sys.stderr, flush=True)
 
@@ -465,6 +467,7 @@ class WebMCPServer:
 
     async def aclose(self) -> None:
         """Leave the relay, and stop the Chromium this process launched."""
+        self._leaving = True
         self.listen.close()
         if self.browser is not None:
             await self.browser.aclose()
