@@ -143,3 +143,13 @@ def test_an_argument_checker_whose_import_met_another_threads_parse_loads_again(
     gave_up, checked = script.stdout.splitlines()
     assert gave_up == "gave up"
     assert checked.startswith("checked: t: argument 'n'") and "integer" in checked, checked
+
+
+def test_a_pattern_is_read_as_javascript_reads_it():
+    """JSON Schema's ``pattern`` is ECMA-262: a page's named group and back-reference (``\\k<name>``) work, as an eval
+    suite's ``$pattern`` do (one reading for both); Python's engine alone refused the whole schema."""
+    schema = {"type": "object", "properties": {"pair": {"type": "string", "pattern": r"^(?<w>[a-z]+)-\k<w>$"}}}
+    validate_arguments("t", schema, {"pair": "ab-ab"})
+    with pytest.raises(InvalidArgumentsError, match=r"argument 'pair': 'ab-cd' does not match") as refused:
+        validate_arguments("t", schema, {"pair": "ab-cd"})
+    assert refused.value.field == "pair"

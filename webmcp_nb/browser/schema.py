@@ -21,6 +21,7 @@ import regex
 
 from ..core.display import clip, visible
 from ..core.errors import Hint, InvalidArgumentsError
+from ..core.patterns import PATTERN_TIMEOUT, js_pattern, js_search
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -149,13 +150,9 @@ def describe_property(schema: Any, depth: int = 0) -> str:
     return visible(clip(text, 300))
 
 
-PATTERN_TIMEOUT = 1.0
-"""Seconds one ``pattern`` may take: a page's regular expression may backtrack for minutes."""
-
-
 def _matches(pattern: str, text: str) -> bool:
-    """``re.search`` as JSON Schema means it, with a time limit; the GIL is released while it runs."""
-    return regex.search(pattern, text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+    """A search as JSON Schema means it (an ECMA-262 expression, anywhere in the text), with a time limit."""
+    return js_search(js_pattern(pattern), text)
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
@@ -218,12 +215,19 @@ def _jsonschema() -> ModuleType:
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Validator:
     jsonschema = _jsonschema()
-
     schema = json.loads(schema_json)
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    base.check_schema(schema)
+    formats = jsonschema.FormatChecker(formats=())  # the draft's, but a regex is JavaScript's, as JSON Schema says
+    formats.checkers = {**base.FORMAT_CHECKER.checkers, "regex": (_is_js_pattern, regex.error)}
+    base.check_schema(schema, format_checker=formats)
     cls = jsonschema.validators.extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
-    return cls(schema, format_checker=base.FORMAT_CHECKER)
+    return cls(schema, format_checker=formats)
+
+
+def _is_js_pattern(instance: object) -> bool:
+    if isinstance(instance, str):
+        js_pattern(instance)  # raises regex.error
+    return True
 
 
 def has_pattern(schema: dict[str, Any] | None) -> bool:

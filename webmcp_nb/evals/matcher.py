@@ -35,6 +35,8 @@ from typing import Any
 
 import regex
 
+from ..core.patterns import PATTERN_TIMEOUT, js_pattern, js_search
+
 __all__ = [
     "ConstraintError",
     "PATTERN_TIMEOUT",
@@ -114,9 +116,6 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return a is None and b is None
 
 
-PATTERN_TIMEOUT = 1.0
-"""Seconds one ``$pattern`` may take on one value; past it the value does not match, and ``explain`` says why."""
-
 _FLAGS: dict[str, int] = {
     "i": regex.IGNORECASE,
     "m": regex.MULTILINE,
@@ -127,18 +126,6 @@ _FLAGS: dict[str, int] = {
     "v": 0,
 }
 _INLINE = re.compile(r"^\(\?([a-zA-Z]+)\)")
-_NAMED = re.compile(r"(?<!\\)((?:\\\\)*)(\(\?<(?![=!])|\\k<)([A-Za-z_][A-Za-z0-9_]*)>")
-"""JavaScript's named groups ``(?<name>…)`` and back-references ``\\k<name>`` (not after an escaping backslash)."""
-
-
-def _python_names(text: str) -> str:
-    """JavaScript's named groups in Python's spelling: ``(?P<name>…)``, ``(?P=name)``."""
-
-    def spelled(found: re.Match[str]) -> str:
-        name = found.group(3)
-        return found.group(1) + (f"(?P<{name}>" if found.group(2) == "(?<" else f"(?P={name})")
-
-    return _NAMED.sub(spelled, text)
 
 
 def _pattern(raw: Any) -> tuple[regex.Pattern[str], bool]:
@@ -162,7 +149,7 @@ def _compiled(text: str) -> tuple[regex.Pattern[str], bool]:
                 )
         text = text[found.end() :]
     try:
-        return regex.compile(_python_names(text), flags | regex.VERSION0), sticky
+        return js_pattern(text, flags), sticky
     except regex.error as exc:
         raise ConstraintError(f"$pattern {_json(raw)} is not a valid regular expression: {exc}") from None
 
@@ -174,9 +161,8 @@ class PatternTimeout(Exception):
 def _search(raw: Any, text: str) -> bool:
     """Whether ``$pattern`` ``raw`` matches ``text``, within the time limit (raises :class:`PatternTimeout`)."""
     pattern, sticky = _pattern(raw)
-    find = pattern.match if sticky else pattern.search
     try:
-        return find(text, timeout=PATTERN_TIMEOUT, concurrent=True) is not None
+        return js_search(pattern, text, sticky=sticky)
     except TimeoutError:
         raise PatternTimeout(raw) from None
 
