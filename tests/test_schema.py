@@ -153,3 +153,30 @@ def test_a_pattern_is_read_as_javascript_reads_it():
     with pytest.raises(InvalidArgumentsError, match=r"argument 'pair': 'ab-cd' does not match") as refused:
         validate_arguments("t", schema, {"pair": "ab-cd"})
     assert refused.value.field == "pair"
+
+
+SLOW_IMPORT = """
+import sys, time
+import lark
+build = lark.Lark.__init__
+def slow(self, *args, **kwargs):
+    lark.Lark.__init__ = build
+    time.sleep(3)  # as on a loaded machine
+    build(self, *args, **kwargs)
+lark.Lark.__init__ = slow
+import webmcp_nb as wm
+from webmcp_nb.browser.schema import load_checker
+print("before:", "jsonschema" in sys.modules)
+with wm.launch() as browser:
+    print("after:", load_checker().done())
+"""
+
+
+@pytest.mark.browser
+def test_a_browser_start_returns_with_the_argument_checker_loaded():
+    """The checker's import runs beside the browser's start, and the start waits for it: never beside the caller's
+    own work. CPython 3.11 builds ASTs thread-unsafely (a pydantic model's class, a traceback, lark's grammars), and
+    an eval's first model request failed with SystemError while the import ran."""
+    script = subprocess.run([sys.executable, "-c", SLOW_IMPORT], capture_output=True, text=True, timeout=90)
+    assert script.returncode == 0, script.stderr
+    assert script.stdout.splitlines() == ["before: False", "after: True"], script.stdout

@@ -12,6 +12,7 @@ from ..link.connection import LocalConnection
 from ..link.relay import Relay
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .chromium import ChromiumProcess
+from .schema import checker_loaded
 
 __all__ = ["alaunch", "launch"]
 
@@ -77,6 +78,7 @@ async def alaunch(
         if url is not None:
             first = browser.tabs[0] if browser.tabs else None
             await (first.anavigate(url) if first is not None else browser.aopen(url))
+        await checker_loaded()
     except BaseException:
         await connection.close()
         await shut_down()

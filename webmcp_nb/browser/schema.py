@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import difflib
 import importlib
 import inspect
@@ -33,6 +34,8 @@ __all__ = [
     "python_type",
     "describe_property",
     "VALIDATION_TIMEOUT",
+    "checker_loaded",
+    "load_checker",
 ]
 
 VALIDATION_TIMEOUT = 2.0
@@ -192,6 +195,15 @@ def load_checker() -> concurrent.futures.Future[ModuleType]:
         if _loading is None or (_loading.done() and _loading.exception() is not None):
             _loading = _validators.submit(_jsonschema)
         return _loading
+
+
+async def checker_loaded() -> None:
+    """Wait for :func:`load_checker`'s import: a browser's start waits for it (beside the start, it costs nothing
+    there), so that the import never runs beside the caller's own work. CPython 3.11's AST construction is not
+    thread-safe, the import builds ASTs by the thousand, and so does the caller's (a pydantic model's class, a
+    traceback): two at once can fail either. A failed load is left for the argument check to raise."""
+    with contextlib.suppress(SystemError, ImportError):
+        await asyncio.wrap_future(load_checker())
 
 
 def _jsonschema() -> ModuleType:

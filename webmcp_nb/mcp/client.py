@@ -39,7 +39,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..browser.schema import check_arguments, has_pattern, load_checker, signature_from_schema
+from ..browser.schema import check_arguments, has_pattern, signature_from_schema
 from ..browser.tools import ToolsOmittedWarning, risk_label
 from ..core._loop import blocking, on_loop, warn
 from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
@@ -676,7 +676,6 @@ async def aconnect(
         request_timeout=request_timeout,
         max_result_chars=max_result_chars,
     )
-    load_checker()  # the argument checker loads while the server starts
     await server._open(timeout)
     return server
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..browser.browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
+from ..browser.schema import checker_loaded
 from ..core._loop import blocking, on_loop
 from ..core.display import table, visible
 from ..core.errors import BrowserNotFoundError, Hint, NotConnectedError, PortInUseError
@@ -267,6 +268,7 @@ async def _relay_browser(
         await _open(connection, port, start_relay, waiting)
         if wait is not None:
             await _wait_for_browser(browser, connection, wait, waiting)
+        await checker_loaded()
     except BaseException:
         await connection.close()
         raise
