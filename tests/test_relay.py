@@ -218,7 +218,10 @@ def test_a_request_waits_for_the_relay_its_client_restarts_but_not_for_one_that_
             await connection.wait_ready()  # the relay restarted three times RELAY_WAIT later
             assert connection.ready and len(relays) == 2
             daemon.exit_code = 1  # the next one dies at once: nothing is waited for
+            lost = asyncio.Event()
+            connection.add_listener(lambda method, _: lost.set() if method == LOST else None)
             await relays[-1].close()
+            await asyncio.wait_for(lost.wait(), 10)  # (the client learns of the close a moment later)
             with pytest.raises(NotConnectedError) as gone:
                 await connection.wait_ready()
             return str(gone.value)

@@ -224,7 +224,7 @@ async def aconnect(
     port, and ``BrowserNotFoundError``, saying why and what to do, when no browser joins within ``timeout``
     (or when several are connected and ``browser_id`` does not say which: :func:`browsers` lists them).
     """
-    return await _relay_browser(
+    browser = await _relay_browser(
         relay_port(port),
         browser_id=browser_id,
         start_relay=start_relay,
@@ -232,6 +232,8 @@ async def aconnect(
         max_result_chars=max_result_chars,
         wait=timeout,
     )
+    await checker_loaded()  # (not for aopen_relay: webmcp-nb mcp answers its client at once)
+    return browser
 
 
 connect = blocking(aconnect)
@@ -268,7 +270,6 @@ async def _relay_browser(
         await _open(connection, port, start_relay, waiting)
         if wait is not None:
             await _wait_for_browser(browser, connection, wait, waiting)
-        await checker_loaded()
     except BaseException:
         await connection.close()
         raise
