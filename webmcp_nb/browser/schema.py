@@ -212,13 +212,12 @@ def _jsonschema() -> ModuleType:
     another thread parsing at that moment (formatting a traceback, say) makes it raise ``SystemError``."""
     attempts = _IMPORT_ATTEMPTS
     while True:
-        before = set(sys.modules)
         try:
             return importlib.import_module("jsonschema")
         except SystemError as error:
-            for name in set(sys.modules) - before:  # submodules whose package failed: the retry rebinds them
-                if name.partition(".")[0] not in sys.modules:
-                    del sys.modules[name]
+            orphans = [name for name in sys.modules if name.partition(".")[0] not in sys.modules]
+            for name in orphans:  # submodules whose package failed to import: the retry binds them to it again
+                del sys.modules[name]
             attempts -= 1
             if not attempts or "recursion depth mismatch" not in str(error):
                 raise
