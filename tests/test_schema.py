@@ -1,14 +1,18 @@
 """Signatures from JSON Schema and argument validation that names the field."""
 
 import inspect
+import json
 import subprocess
 import sys
 from typing import Literal
 
 import pytest
+import regex
+from node import run_module_script
 
 from webmcp_nb.browser.schema import describe_property, signature_from_schema, validate_arguments
 from webmcp_nb.core.errors import InvalidArgumentsError
+from webmcp_nb.core.patterns import js_pattern, js_search
 
 SCHEMA = {
     "type": "object",
@@ -153,6 +157,35 @@ def test_a_pattern_is_read_as_javascript_reads_it():
     with pytest.raises(InvalidArgumentsError, match=r"argument 'pair': 'ab-cd' does not match") as refused:
         validate_arguments("t", schema, {"pair": "ab-cd"})
     assert refused.value.field == "pair"
+
+
+PATTERNS = [
+    r"^\d+$", r"^\w+$", r"\bcaf\b", r"^a\sb$", r"^\S+$", r"^[\w-]+$", r"^[^\d]+$", r"^[\D]+$", r"^[a\S]$",
+    r"^[^a\S]$", r"^.$", r"^a$", r"^b$", r"^[]$", r"^[^]$", r"^a.b$", r"^[&|~]+$", r"(?<y>\d{2})-\k<y>",
+    r"^\u{1F600}$", r"^\p{Lu}+$", r"^\B.", r"x*$",
+]  # fmt: skip
+SUBJECTS = [
+    "123", "١٢٣", "abc", "café", "caf", "a\ufeffb", "a\u00a0b", "a\x1cb", "a\nb", "a\n", "a\rb", "\n", "\u2028",
+    "b\u2028", "x", "😀", "ABC", "Straße", "a-b_c", "&|~", "12-12", "12-13", "",
+]  # fmt: skip
+
+
+def test_patterns_match_what_javascript_matches():
+    """Every pattern of a corpus on every subject, with JavaScript's flags: the same verdict as Node's ``RegExp``
+    (``u``, as JSON Schema's validators compile ``pattern``). Python's own reading differs: ``\\d``, ``\\w`` and
+    ``\\b`` take every script's digits and letters, ``$`` matches before a final newline, ``.`` takes ``\\r``,
+    ``\\s`` lacks U+FEFF, ``[]`` and ``[^]`` are not classes, ``\\u{…}`` is not an escape."""
+    flag_sets = {"": 0, "m": regex.MULTILINE, "s": regex.DOTALL, "i": regex.IGNORECASE}
+    cases = [(p, f, s) for p in PATTERNS for f in flag_sets for s in SUBJECTS]
+    javascript = run_module_script(
+        f"const cases = {json.dumps(cases)};\nresult = cases.map(([p, f, s]) => new RegExp(p, f + 'u').test(s));"
+    )
+    ours = [js_search(js_pattern(p, flag_sets[f]), s) for p, f, s in cases]
+    differ = [(p, f, s, js) for (p, f, s), js, py in zip(cases, javascript, ours, strict=True) if js != py]
+    assert not differ, f"{len(differ)} of {len(cases)} differ (pattern, flags, subject, JavaScript's verdict): {differ}"
+    schema = {"type": "object", "properties": {"zip": {"type": "string", "pattern": r"^\d{5}$"}}}
+    with pytest.raises(InvalidArgumentsError, match="argument 'zip'"):
+        validate_arguments("t", schema, {"zip": "12345\n"})
 
 
 SLOW_IMPORT = """
