@@ -9,6 +9,7 @@ from typing import Literal
 import pytest
 import regex
 from node import run_module_script
+from ports import free_port
 
 from webmcp_nb.browser.schema import describe_property, signature_from_schema, validate_arguments
 from webmcp_nb.core.errors import InvalidArgumentsError
@@ -200,16 +201,30 @@ lark.Lark.__init__ = slow
 import webmcp_nb as wm
 from webmcp_nb.browser.schema import load_checker
 print("before:", "jsonschema" in sys.modules)
-with wm.launch() as browser:
-    print("after:", load_checker().done())
+try:
+    with {start} as browser:
+        pass
+except {error} as exc:
+    pass
+print("after:", load_checker().done())
 """
+STARTS = {
+    "launch": ("wm.launch()", "()"),
+    "failed launch": ("wm.launch(executable='/bin/false', timeout=20)", "wm.BrowserNotFoundError"),
+    "failed connect": ("wm.connect({port}, start_relay=False, timeout=5)", "wm.NotConnectedError"),
+}
 
 
 @pytest.mark.browser
-def test_a_browser_start_returns_with_the_argument_checker_loaded():
-    """The checker's import runs beside the browser's start, and the start waits for it: never beside the caller's
-    own work. CPython 3.11 builds ASTs thread-unsafely (a pydantic model's class, a traceback, lark's grammars), and
-    an eval's first model request failed with SystemError while the import ran."""
-    script = subprocess.run([sys.executable, "-c", SLOW_IMPORT], capture_output=True, text=True, timeout=90)
+@pytest.mark.parametrize("start", list(STARTS))
+def test_a_browser_start_returns_with_the_argument_checker_loaded(start, tmp_path, monkeypatch):
+    """The checker's import runs beside the browser's start, and the start waits for it, when it works and when it
+    fails: never beside the caller's own work. CPython 3.11 builds ASTs thread-unsafely (a pydantic model's class, a
+    traceback, lark's grammars): an eval's first model request failed with SystemError while the import ran, and so
+    did pytest's next import after a failed ``connect()``."""
+    call, error = STARTS[start]
+    monkeypatch.setenv("WEBMCP_NB_HOME", str(tmp_path))
+    script = SLOW_IMPORT.format(start=call.format(port=free_port()), error=error)
+    script = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90)
     assert script.returncode == 0, script.stderr
     assert script.stdout.splitlines() == ["before: False", "after: True"], script.stdout

@@ -42,7 +42,6 @@ from ..link.relay import Relay
 from .calls import CallLine
 from .chromium import ChromiumProcess, ProcessExit
 from .panel_feed import PanelFeed
-from .schema import load_checker
 from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
 
@@ -137,7 +136,6 @@ class Browser:
         self._grants = GrantsState()
         """The per-site grants as the relay last told them (enforced until it says otherwise)."""
         connection.add_listener(self._on_event)
-        load_checker()  # the argument checker loads while the browser starts
 
     # ----- state from the relay -----
 
@@ -391,9 +389,8 @@ class Browser:
         with contextlib.suppress(ToolTimeoutError):
             await self._wait_until(lambda: self._connected or self.exit is not None, timeout, "a browser")
         if not self._connected:
-            raise BrowserNotFoundError(
-                f"no browser with the webmcp-nb extension connected within {timeout:g} s. {advice()}"
-            )
+            waited = "" if self.exit is not None else f" within {timeout:g} s"  # not when Chromium exited at once
+            raise BrowserNotFoundError(f"no browser with the webmcp-nb extension connected{waited}. {advice()}")
         self._warn_if_skills_off()
 
     def _warn_if_skills_off(self) -> None:

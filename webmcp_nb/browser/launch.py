@@ -12,7 +12,7 @@ from ..link.connection import LocalConnection
 from ..link.relay import Relay
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .chromium import ChromiumProcess
-from .schema import checker_loaded
+from .schema import checker_loading
 
 __all__ = ["alaunch", "launch"]
 
@@ -59,30 +59,32 @@ async def alaunch(
             await asyncio.get_running_loop().run_in_executor(None, process.close)  # waits for the exit
         await relay.close()
 
-    try:
-        process = ChromiumProcess(
-            f"ws://127.0.0.1:{relay.port}/browser",
-            secret=secret,
-            headless=headless,
-            native_webmcp=native_webmcp,
-            executable=executable,
-            args=args,
-            user_scripts=user_scripts,
-            lanes=lanes,
-        )
-        browser = Browser(connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down)
-        browser._watch(process)
-        browser.relay = relay
-        await connection.open()
-        await browser._wait_bound(timeout, lambda: _why_not(process))
-        if url is not None:
-            first = browser.tabs[0] if browser.tabs else None
-            await (first.anavigate(url) if first is not None else browser.aopen(url))
-        await checker_loaded()
-    except BaseException:
-        await connection.close()
-        await shut_down()
-        raise
+    async with checker_loading():
+        try:
+            process = ChromiumProcess(
+                f"ws://127.0.0.1:{relay.port}/browser",
+                secret=secret,
+                headless=headless,
+                native_webmcp=native_webmcp,
+                executable=executable,
+                args=args,
+                user_scripts=user_scripts,
+                lanes=lanes,
+            )
+            browser = Browser(
+                connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
+            )
+            browser._watch(process)
+            browser.relay = relay
+            await connection.open()
+            await browser._wait_bound(timeout, lambda: _why_not(process))
+            if url is not None:
+                first = browser.tabs[0] if browser.tabs else None
+                await (first.anavigate(url) if first is not None else browser.aopen(url))
+        except BaseException:
+            await connection.close()
+            await shut_down()
+            raise
     return browser
 
 

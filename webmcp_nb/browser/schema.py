@@ -14,6 +14,7 @@ import json
 import keyword
 import sys
 import threading
+from collections.abc import AsyncIterator
 from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -34,7 +35,7 @@ __all__ = [
     "python_type",
     "describe_property",
     "VALIDATION_TIMEOUT",
-    "checker_loaded",
+    "checker_loading",
     "load_checker",
 ]
 
@@ -197,13 +198,19 @@ def load_checker() -> concurrent.futures.Future[ModuleType]:
         return _loading
 
 
-async def checker_loaded() -> None:
-    """Wait for :func:`load_checker`'s import: a browser's start waits for it (beside the start, it costs nothing
-    there), so that the import never runs beside the caller's own work. CPython 3.11's AST construction is not
-    thread-safe, the import builds ASTs by the thousand, and so does the caller's (a pydantic model's class, a
-    traceback): two at once can fail either. A failed load is left for the argument check to raise."""
-    with contextlib.suppress(SystemError, ImportError):
-        await asyncio.wrap_future(load_checker())
+@contextlib.asynccontextmanager
+async def checker_loading() -> AsyncIterator[None]:
+    """Start the argument checker's import (:func:`load_checker`) for the body — a browser's start, beside which it
+    costs nothing — and wait for it on the way out, whether the start worked or failed, so that the import never
+    runs beside the caller's own work. CPython 3.11's AST construction is not thread-safe, the import builds ASTs by
+    the thousand, and so does the caller's (a pydantic model's class, a traceback, pytest's next import): two at once
+    can fail either. A failed load is left for the argument check to raise."""
+    loading = load_checker()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(SystemError, ImportError):
+            await asyncio.wrap_future(loading)
 
 
 def _jsonschema() -> ModuleType:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..browser.browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
-from ..browser.schema import checker_loaded
+from ..browser.schema import checker_loading
 from ..core._loop import blocking, on_loop
 from ..core.display import table, visible
 from ..core.errors import BrowserNotFoundError, Hint, NotConnectedError, PortInUseError
@@ -224,16 +224,15 @@ async def aconnect(
     port, and ``BrowserNotFoundError``, saying why and what to do, when no browser joins within ``timeout``
     (or when several are connected and ``browser_id`` does not say which: :func:`browsers` lists them).
     """
-    browser = await _relay_browser(
-        relay_port(port),
-        browser_id=browser_id,
-        start_relay=start_relay,
-        call_timeout=call_timeout,
-        max_result_chars=max_result_chars,
-        wait=timeout,
-    )
-    await checker_loaded()  # (not for aopen_relay: webmcp-nb mcp answers its client at once)
-    return browser
+    async with checker_loading():  # (not for aopen_relay: webmcp-nb mcp answers its client at once)
+        return await _relay_browser(
+            relay_port(port),
+            browser_id=browser_id,
+            start_relay=start_relay,
+            call_timeout=call_timeout,
+            max_result_chars=max_result_chars,
+            wait=timeout,
+        )
 
 
 connect = blocking(aconnect)
