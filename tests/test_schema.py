@@ -13,7 +13,7 @@ from ports import free_port
 
 from webmcp_nb.browser.schema import describe_property, signature_from_schema, validate_arguments
 from webmcp_nb.core.errors import InvalidArgumentsError
-from webmcp_nb.core.patterns import js_pattern, js_search
+from webmcp_nb.core.patterns import PatternTooCostly, js_pattern, js_search
 
 SCHEMA = {
     "type": "object",
@@ -163,7 +163,13 @@ def test_a_pattern_is_read_as_javascript_reads_it():
 PATTERNS = [
     r"^\d+$", r"^\w+$", r"\bcaf\b", r"^a\sb$", r"^\S+$", r"^[\w-]+$", r"^[^\d]+$", r"^[\D]+$", r"^[a\S]$",
     r"^[^a\S]$", r"^.$", r"^a$", r"^b$", r"^[]$", r"^[^]$", r"^a.b$", r"^[&|~]+$", r"(?<y>\d{2})-\k<y>",
-    r"^\u{1F600}$", r"^\p{Lu}+$", r"^\B.", r"x*$",
+    r"^\u{1F600}$", r"^\p{Lu}+$", r"^\B.", r"x*$", r"(a)|\1b", r"\1(a)", r"\k<a>(?<a>x)", r"^\cJ$", r"^[\cJ]$",
+    r"^[\u{1F600}-\u{1F64F}]$", r"^\ud83d\ude00$", r"^(?:ab|c){2}$", r"^a{2,3}?$", r"^\x41\/$",
+]  # fmt: skip
+NOT_JAVASCRIPT = [
+    r"(?R)", r"(?:a|(?R))*", r"(*SKIP)", r"a{,2}", r"\Aa", r"a\Z", r"(?i)a", r"(?x)a b", r"a++", r"(?>a)", r"(?|a)",
+    r"(?#note)", r"\N{BULLET}", r"\X", r"\G", r"\a", r"\-", r"a]", r"a}", r"x{1", r"(?P<n>a)", r"a{e<=1}",
+    r"(a", r"a)", r"**",
 ]  # fmt: skip
 SUBJECTS = [
     "123", "١٢٣", "abc", "café", "caf", "a\ufeffb", "a\u00a0b", "a\x1cb", "a\nb", "a\n", "a\rb", "\n", "\u2028",
@@ -187,6 +193,30 @@ def test_patterns_match_what_javascript_matches():
     schema = {"type": "object", "properties": {"zip": {"type": "string", "pattern": r"^\d{5}$"}}}
     with pytest.raises(InvalidArgumentsError, match="argument 'zip'"):
         validate_arguments("t", schema, {"zip": "12345\n"})
+
+
+def test_what_only_python_reads_is_refused_and_a_huge_pattern_is_left_to_the_page():
+    """Python's own syntax (recursion, verbs, fuzzy matches, ``a{,2}``…) is not JavaScript's: Node refuses each of
+    these, and so does the check (``(?R)`` had taken 780 MB per call). A pattern whose counted repeats unroll past
+    ``MAX_COST`` (``(?:(?:a{1000}){1000}){1000}``: gigabytes to compile, nothing in JavaScript) is not compiled: the
+    argument goes to the page, which checks it."""
+    javascript = run_module_script(
+        f"result = {json.dumps(NOT_JAVASCRIPT)}.map((p) => {{ try {{ new RegExp(p, 'u'); return true; }}"
+        " catch { return false; } });"
+    )
+    assert javascript == [False] * len(NOT_JAVASCRIPT)
+    for text in NOT_JAVASCRIPT:
+        with pytest.raises(regex.error) as refused:
+            js_pattern(text)
+        assert not isinstance(refused.value, PatternTooCostly), text
+    huge = "(?:(?:(?:a{1000}){1000}){1000})"
+    with pytest.raises(PatternTooCostly, match="unroll to 1,000,000,000 items"):
+        js_pattern(huge)
+    schema = {"type": "object", "properties": {"word": {"type": "string", "pattern": huge}}}
+    validate_arguments("t", schema, {"word": "b"})  # not checked here: the page decides
+    recursive = {"type": "object", "properties": {"word": {"type": "string", "pattern": "(?R)"}}}
+    with pytest.raises(InvalidArgumentsError, match=r"input schema is invalid: '\(\?R\)' is not a 'regex'"):
+        validate_arguments("t", recursive, {"word": "a"})
 
 
 SLOW_IMPORT = """

@@ -23,7 +23,7 @@ import regex
 
 from ..core.display import clip, visible
 from ..core.errors import Hint, InvalidArgumentsError
-from ..core.patterns import PATTERN_TIMEOUT, js_pattern, js_search
+from ..core.patterns import PATTERN_TIMEOUT, PatternTooCostly, js_pattern, js_search
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -155,8 +155,12 @@ def describe_property(schema: Any, depth: int = 0) -> str:
 
 
 def _matches(pattern: str, text: str) -> bool:
-    """A search as JSON Schema means it (an ECMA-262 expression, anywhere in the text), with a time limit."""
-    return js_search(js_pattern(pattern), text)
+    """A search as JSON Schema means it (an ECMA-262 expression, anywhere in the text), with a time limit. A pattern
+    too large to compile here passes: the page checks it."""
+    try:
+        return js_search(js_pattern(pattern), text)
+    except PatternTooCostly:
+        return True
 
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
@@ -243,8 +247,10 @@ def _validator(schema_json: str) -> Validator:
 
 
 def _is_js_pattern(instance: object) -> bool:
+    """Format ``regex``: whether JavaScript reads ``instance`` as an expression (``regex.error`` says why not)."""
     if isinstance(instance, str):
-        js_pattern(instance)  # raises regex.error
+        with contextlib.suppress(PatternTooCostly):
+            js_pattern(instance)
     return True
 
 

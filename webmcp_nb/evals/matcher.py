@@ -35,7 +35,7 @@ from typing import Any
 
 import regex
 
-from ..core.patterns import PATTERN_TIMEOUT, js_pattern, js_search
+from ..core.patterns import PATTERN_TIMEOUT, PatternTooCostly, js_pattern, js_search
 
 __all__ = [
     "ConstraintError",
@@ -150,6 +150,8 @@ def _compiled(text: str) -> tuple[regex.Pattern[str], bool]:
         text = text[found.end() :]
     try:
         return js_pattern(text, flags), sticky
+    except PatternTooCostly as exc:
+        raise ConstraintError(f"$pattern {_json(raw)} is too large to compile: {exc}") from None
     except regex.error as exc:
         raise ConstraintError(f"$pattern {_json(raw)} is not a valid regular expression: {exc}") from None
 
