@@ -108,6 +108,10 @@ def test_with_no_browser_the_fixed_tools_answer_at_once_and_the_page_tools_follo
             )
             shot = await client.call_tool("screenshot", {})
             assert shot.is_error and "waiting for a browser" in text(shot) and "webmcp-nb doctor" in text(shot)
+            elsewhere = server.url("flights/").replace("127.0.0.1", "localhost")  # a site never granted
+            for name, arguments in (("navigate", {"url": elsewhere}), ("open_tab", {"url": elsewhere})):
+                opened = await client.call_tool(name, arguments)  # not an ask nobody can answer (60 s)
+                assert opened.is_error and "waiting for a browser" in text(opened), (name, text(opened))
 
             await anyio.to_thread.run_sync(relay.start_browser)  # the user opens Chrome: the page tools follow
             tools = await listed_until(client, changes, lambda t: "page_searchFlights" in t)

@@ -869,9 +869,10 @@ class WebMCPServer:
 
     def _refused_anyway(self, name: str, arguments: dict[str, Any]) -> None:
         """What fixed tool ``name`` refuses whatever the user's grants, raised before the grants are asked: the
-        URL policy, another session's tab."""
+        URL policy, no browser to open it in (nobody could answer the ask), another session's tab."""
         if name in ("open_tab", "navigate"):
             self._url(arguments)
+            self._browser()
         elif name == "close_tab":
             self._closing(arguments)
 
