@@ -106,6 +106,14 @@ async def _reply(ws, request_id: int) -> dict:
             return message
 
 
+async def _next(ws, method: str) -> dict:
+    """The next message of ``method`` (others in between are skipped), within 5 s."""
+    while True:
+        message = json.loads(await asyncio.wait_for(ws.recv(), 5))
+        if message.get("method") == method:
+            return message
+
+
 def test_mcp_sessions_hold_one_tab_each_unless_forced_and_end_with_their_client():
     async def scenario():
         relay = await Relay("a-test-secret-of-some-length").start()
@@ -315,9 +323,18 @@ def test_a_session_the_user_closed_can_do_nothing_more_at_once():
             mcp, notebook = await _client(relay), await _client(relay)
             await mcp.send(json.dumps({"id": 1, "method": "session.register", "params": {"client": "c", "pid": 1}}))
             session = (await _reply(mcp, 1))["result"]["session"]["id"]
+            call = {"browserId": "B", "tabId": 1, "name": "send", "arguments": {}}
+            await mcp.send(json.dumps({"id": 99, "method": "tool.call", "params": call}))  # under way at the close
+            forwarded = await _next(browser, "tool.call")
             await notebook.send(json.dumps({"id": 1, "method": "session.close", "params": {"sessionId": session}}))
             assert (await _reply(notebook, 1))["result"] == {"closed": session}
-            call = {"browserId": "B", "tabId": 1, "name": "send", "arguments": {}}
+            stopped = (await asyncio.wait_for(_reply(mcp, 99), 5))["error"]  # not its result, if the page finishes
+            assert stopped["code"] == "PERMISSION_DENIED" and "user closed this MCP session" in stopped["message"]
+            cancel = await _next(browser, "tool.cancel")
+            assert cancel["params"] == {"callId": forwarded["params"]["callId"]}, cancel
+            await browser.send(json.dumps({"id": forwarded["id"], "result": {"sent": True}}))
+            events = {"browserId": "B", "events": [{"type": "tool.called", "data": {}}]}
+            await mcp.send(json.dumps({"method": "events.push", "params": events}))
             asks = [("tool.call", call), ("tab.open", {"browserId": "B", "url": "https://example.com"})]
             asks.append(("session.register", {"client": "c", "pid": 1}))
             for n, (method, params) in enumerate(asks, 2):
@@ -327,7 +344,7 @@ def test_a_session_the_user_closed_can_do_nothing_more_at_once():
             with pytest.raises(asyncio.TimeoutError):  # none of it reached the browser
                 while True:
                     frame = json.loads(await asyncio.wait_for(browser.recv(), 0.5))
-                    assert frame.get("method") not in ("tool.call", "tab.open"), frame
+                    assert frame.get("method") not in ("tool.call", "tab.open", "events.push"), frame
         finally:
             await relay.close()
 

@@ -651,24 +651,34 @@ class Relay:
         self._cut_off.discard(client)
         self._last_client = time.monotonic()
         self._tell_browsers_clients()
-        for rid, pending in list(self._pending.items()):
-            if pending.client is client:
-                del self._pending[rid]
-        for key in [key for key in self._cancellers if key[0] is client]:
-            self._cancellers.pop(key)()  # the page need not finish what nobody waits for
-        self.grant_asks.withdraw(client)
-        for bridge_id, (owner, browser_id, tab_id) in list(self._bridges.items()):
-            if owner is client:  # nobody runs its calls any more: the page side takes its bar away
-                del self._bridges[bridge_id]
-                if (peer := self._browsers.get(browser_id)) is not None:
-                    close = {"tabId": tab_id, "bridgeId": bridge_id, "message": {"type": "close"}}
-                    send_soon(peer.connection, notification(Method.BRIDGE_SEND, close))
+        self._stop_work_of(client)
         owned = [sid for sid, session in self._sessions.items() if session.owner is client]
         self._last_left_with_session = bool(owned)
         for sid in owned:
             self._close_tabs_of(self._sessions.pop(sid))
         if owned:
             self._sessions_changed()
+
+    def _stop_work_of(self, client: RelayClient, answer: str | None = None) -> None:
+        """Stop what ``client`` has under way: its calls (the page need not finish what nobody may wait for), its
+        grant asks, its chat bridges (the page side takes its bar away). Each request of its still waiting is
+        refused with ``answer``, if the client is there to read it."""
+        waiting = [rid for rid, pending in self._pending.items() if pending.client is client]
+        answered = {self._pending.pop(rid).client_id for rid in waiting}
+        cancels = [key for key in self._cancellers if key[0] is client]
+        answered |= {client_id for _, client_id in cancels}
+        if answer is not None:
+            for client_id in answered:
+                client.deliver(_error_frame(client_id, ErrorCode.PERMISSION_DENIED, answer))
+        for key in cancels:
+            self._cancellers.pop(key)()
+        self.grant_asks.withdraw(client)
+        for bridge_id, (owner, browser_id, tab_id) in list(self._bridges.items()):
+            if owner is client:
+                del self._bridges[bridge_id]
+                if (peer := self._browsers.get(browser_id)) is not None:
+                    close = {"tabId": tab_id, "bridgeId": bridge_id, "message": {"type": "close"}}
+                    send_soon(peer.connection, notification(Method.BRIDGE_SEND, close))
 
     async def _serve_client(self, connection: ServerConnection) -> None:
         client = _SocketClient(connection)
@@ -698,7 +708,7 @@ class Relay:
     def notify(self, client: RelayClient, method: str, params: dict[str, Any]) -> None:
         """A client's notification: ``events.push`` (for a browser's side panels, and for the other clients when
         it comes from an MCP session) and ``request.cancel`` (the client gave up on a request)."""
-        if method == Method.EVENTS_PUSH.value:
+        if method == Method.EVENTS_PUSH.value and client not in self._cut_off:
             peer = self._browsers.get(params.get("browserId"))  # type: ignore[arg-type]
             if peer is not None:
                 send_soon(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
@@ -706,6 +716,8 @@ class Relay:
                 if session is not None and isinstance(params.get("events"), list):
                     update = {"sessionId": session.info.id, "browserId": peer.info.id, "events": params["events"]}
                     self._broadcast(Method.SESSION_EVENTS, update, but=client)
+        elif method == Method.EVENTS_PUSH.value:
+            return  # a session the user closed: its events go nowhere
         elif method == Method.REQUEST_CANCEL.value:
             cancel = self._cancellers.pop((client, params.get("id")), None)  # type: ignore[arg-type]
             if cancel is not None:
@@ -901,6 +913,7 @@ class Relay:
         if not isinstance(session_id, str) or (session := self._sessions.pop(session_id, None)) is None:
             return False
         self._cut_off.add(session.owner)
+        self._stop_work_of(session.owner, CLOSED_BY_USER)
         self._close_tabs_of(session)
         self._sessions_changed()
         return True
