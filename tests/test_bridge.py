@@ -19,8 +19,9 @@ from mcp_peers import node_tool
 
 import webmcp_nb as wm
 from webmcp_nb.bridge.sites import Site, load_site, site_names
+from webmcp_nb.core import _loop
 from webmcp_nb.core.agent_rules import TEXTS, parse_tool_calls
-from webmcp_nb.link.protocol import EXTENSION_ID
+from webmcp_nb.link.protocol import EXTENSION_ID, Method
 from webmcp_nb.testing import ScriptedServer, say
 
 TIME = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC"]
@@ -216,6 +217,37 @@ def test_the_bridge_starts_again_when_its_page_side_goes(chat: Chat, clock: Any,
             bridge.send("And now?")
             assert bridge.wait_answer(timeout=60) == "Still noon."
             assert [(c.tool, c.status) for c in bridge.calls] == [("time_get_current_time", "ok")] * 2
+
+
+def test_the_bridge_does_not_follow_its_chat_tab_to_another_site(chat: Chat, clock: Any) -> None:
+    """The chat tab goes to another site (a link, a redirect, the page itself): the page side is not started there
+    (that page would get the tools and could write the calls the bridge runs); back on the chat site, it starts."""
+    now = tool_call("time_get_current_time", timezone="UTC")
+    with ScriptedServer([say(now), say("It is noon.")]) as model:
+        tab, page = chat.open(model)
+        home = page.url
+        with wm.chat_bridge(tab, servers=[clock], site="demo-chat", session=False) as bridge:
+            mark = chat.browser.events.last_seq
+
+            def seen(kind: str) -> list[dict[str, Any]]:
+                return [e.data for e in chat.browser.events.since(mark + 1) if e.kind == kind]
+
+            page.goto(home.replace("127.0.0.1", "localhost"))  # the same chat page, on another site
+            eventually(lambda: seen("bridge.problem"), 30, "the bridge to give up on the other site")
+            assert "not the chat site http://127.0.0.1:" in seen("bridge.problem")[0]["text"], seen("bridge.problem")
+            assert not bar_buttons(page) and not bridge.running
+            assert [s for s in seen("bridge.state") if s.get("running")] == []
+            # The page side's own check, for a tab that moves on between the library's look and the injection:
+            opening = {"tabId": tab.id, "bridgeId": "raced", "config": bridge._config(), "origin": bridge._origin}
+            with pytest.raises(wm.PermissionDeniedError, match=r"shows http://localhost:\d+ now, not the chat site"):
+                _loop.run(chat.browser._request(Method.BRIDGE_OPEN, opening, 20))
+            assert not bar_buttons(page)
+            page.goto(home)
+            eventually(lambda: [s for s in seen("bridge.state") if s.get("running")], 30, "the bridge back home")
+            eventually(lambda: [b for b in bar_buttons(page) if b["enabled"]], 10, "the bar in the page again")
+            bridge.send("What time is it?")
+            assert bridge.wait_answer(timeout=60) == "It is noon."
+    tab.close()
 
 
 def test_markup_streamed_across_many_dom_updates_runs_once(chat: Chat, clock: Any) -> None:

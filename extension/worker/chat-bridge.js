@@ -29,7 +29,9 @@ async function loaded(tabId) {
   });
 }
 
-async function open({ tabId, bridgeId, config }) {
+// The bridge starts only on its chat site (`origin`): the page side checks its own document's origin first, so a
+// tab that went to another site in the meantime does not get the tools and the instructions.
+async function open({ tabId, bridgeId, config, origin }) {
   await requireUserScripts();
   await chrome.userScripts.configureWorld({ worldId: WORLD, messaging: true });
   await loaded(tabId);
@@ -38,7 +40,8 @@ async function open({ tabId, bridgeId, config }) {
   // world (a skill's) cannot pose as it, and the key is taken once.
   const portKey = crypto.randomUUID();
   bridges.set(tabId, { bridgeId, port: null, portKey });
-  const start = `globalThis.__webmcpNbChatBridge(${JSON.stringify({ ...config, bridgeId, portKey })});`;
+  const site = typeof origin === 'string' ? origin : null;
+  const start = `globalThis.__webmcpNbChatBridge(${JSON.stringify({ ...config, bridgeId, portKey })}, ${JSON.stringify(site)});`;
   const [injection] = await chrome.userScripts.execute({
     target: { tabId }, world: 'USER_SCRIPT', worldId: WORLD,
     js: [{ file: 'page/user-script/chat-bridge.js' }, { code: start }],
@@ -46,6 +49,10 @@ async function open({ tabId, bridgeId, config }) {
   if (injection?.error || !injection?.result) {
     bridges.delete(tabId);
     throw new RelayError(ErrorCode.INTERNAL, `The chat bridge could not start in tab ${tabId}: ${injection?.error ?? 'no answer'}`);
+  }
+  if (injection.result.elsewhere) {
+    bridges.delete(tabId);
+    throw new RelayError(ErrorCode.PERMISSION_DENIED, `Tab ${tabId} shows ${injection.result.elsewhere} now, not the chat site ${site}`);
   }
   return injection.result; // the page side's first check of the site's selectors
 }

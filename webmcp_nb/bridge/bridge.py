@@ -148,6 +148,10 @@ class ChatBridge:
         self._pending: dict[str, tuple[asyncio.Future[bool], str]] = {}
         self._offers: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
         self._checks: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._origin = origin_of(tab.url)
+        """The chat site: the page side starts only on a page of it (not where the tab goes next)."""
+        self._away = False
+        """The tab left the chat site: the bridge starts again when it is back."""
         self._read_once: set[str] = set()
         """Sites of source tabs the user let the chat read once, when it opened (granted sites need no entry)."""
         self._turn_calls = 0
@@ -235,14 +239,21 @@ class ChatBridge:
 
     async def _open(self) -> None:
         """Start the page side (again, after a navigation): its first check comes back with it. The sites of the
-        tabs whose tools it offers must let the chat read them first (the user is asked for one never granted)."""
+        tabs whose tools it offers must let the chat read them first (the user is asked for one never granted). Only
+        on the chat site: a tab that went elsewhere is refused here, and by the page side itself (the worker tells it
+        the site, and it checks its own document's origin before it starts)."""
+        if (now := origin_of(self.tab.url)) != self._origin:
+            raise PermissionDeniedError(
+                f"the chat tab shows {now or 'no site'} now, not the chat site {self._origin}: the bridge starts "
+                "again when the tab is back there"
+            )
         for source in self.servers:
             if isinstance(source, Tab):
                 level = await check_site(source.browser, "read", self._asker, tab=source, action="read")
                 site = origin_of(source.url)
                 if level == "ask" and site is not None:  # allowed once: for this bridge's life, not the grants'
                     self._read_once.add(site)
-        params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config()}
+        params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config(), "origin": self._origin}
         found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
         self.running = True
         check = SiteCheck(self.site.name, found if isinstance(found, dict) else {})
@@ -266,6 +277,11 @@ class ChatBridge:
             added = params.get("browser")
             if self.running and isinstance(added, dict) and added.get("id") == self._browser.id:
                 self._spawn(self._revive())
+            return
+        if method == Method.TAB_UPDATED.value:
+            if self._away and not self.tab.closed and origin_of(self.tab.url) == self._origin:
+                self._away = False  # back on the chat site (the browser applied the update before this listener)
+                self._spawn(self._reopen())
             return
         if method != Method.BRIDGE_EVENT.value or params.get("bridgeId") != self.id:
             return
@@ -359,6 +375,7 @@ class ChatBridge:
                 await self._open()
             except WebMCPError as exc:
                 if attempt == REOPEN_ATTEMPTS - 1 or isinstance(exc, PermissionDeniedError):
+                    self._away = origin_of(self.tab.url) != self._origin
                     self._emit("bridge.problem", text=f"the bridge could not start on the new page: {exc.message}")
                     return
                 await asyncio.sleep(REOPEN_WAIT)

@@ -22,7 +22,8 @@
   const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
   let current = null;
-  globalThis.__webmcpNbChatBridge = (config) => {
+  globalThis.__webmcpNbChatBridge = (config, origin) => {
+    if (origin !== null && location.origin !== origin) return { elsewhere: location.origin }; // not the chat site
     current?.stop();
     current = start(config);
     return current.check();
