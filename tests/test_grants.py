@@ -296,8 +296,19 @@ def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path:
             assert viewer.events[-1]["data"]["why"] == "withdrawn" and not relay.grant_asks.state()["asks"]
             with pytest.raises(PermissionDeniedError, match="not a site that can be granted"):
                 await asker.check("read", url="about:blank")
+
+            # An ask to act on a site granted for reading that nobody answers says the site may read, not "not granted".
+            store.allow(BANK, "read", by="cli")
+            unanswered = (
+                r"granted for reading only, and call sendMoney needs act: nobody answered the ask within 0\.3 s"
+            )
+            with pytest.raises(PermissionDeniedError, match=unanswered) as refused:
+                await asker.check("act", timeoutMs=300)
+            assert "not granted" not in str(refused.value) and "grants allow https://bank.example act" in str(
+                refused.value
+            )
         kinds = viewer.kinds()
-        assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 4
+        assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 5
         assert asker.events == viewer.events  # every client hears the same
 
     asyncio.run(scenario())

@@ -64,6 +64,8 @@ class _Ask:
     reply: Reply
     timeout: float
     timer: asyncio.TimerHandle | None = None
+    granted: str = "ask"
+    """The site's level when it was asked (``read``: the ask was for ``act``)."""
 
 
 def _text(value: Any, limit: int = MAX_NAME) -> str | None:
@@ -170,7 +172,7 @@ class GrantAsks:
             self._refuse_now(browser_id, tab_id, site, need, what, "too many asks", reply)
             return
         ask = _Ask(secrets.token_hex(6), browser_id, tab_id, site, need, what, requester, request_id, reply, 0.0)
-        ask.timeout = min(max(float(timeout) / 1000, 0.1), MAX_ASK_TIMEOUT)
+        ask.timeout, ask.granted = min(max(float(timeout) / 1000, 0.1), MAX_ASK_TIMEOUT), stored
         self._asks[ask.id] = ask
         ask.timer = asyncio.get_running_loop().call_later(ask.timeout, self._expire, ask.id)
         self._emit(browser_id, _event("grant.asked", tab_id, site, **self._asked_data(ask)))
@@ -287,6 +289,12 @@ def _refusal(site: str, need: str, what: dict[str, Any], why: str, ask: _Ask | N
         )
     if why == "timeout":
         seconds = f"{ask.timeout:g} s" if ask is not None else "time"
+        if ask is not None and ask.granted == "read":
+            return (
+                f"{site} is granted for reading only, and {doing} needs act: nobody answered the ask within "
+                f"{seconds}. The user can answer it in the side panel or the notebook panel next time, or let it act "
+                f"on this site in {change.replace('read|act', 'act')}."
+            )
         return (
             f"{site} is not granted ({doing}): nobody answered the ask within {seconds}. The user can answer it in "
             f"the side panel or the notebook panel next time, or grant the site in {change}."
