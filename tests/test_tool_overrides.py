@@ -107,6 +107,12 @@ def test_an_overriding_schema_is_checked_against_the_pages_and_the_difference_na
     assert bad.value.field == "description"
     assert tab.tools.override("later", description="x", missing_ok=True).fields == {"description": "x"}
     assert tab.tools.overrides.differences["later"] is None  # not listed now: its schema is not known
+    filters = copy.deepcopy(tab.tools["setFilters"].info.input_schema)
+    filters["properties"]["stops"]["items"]["type"] = "string"  # deeper than the top level
+    tab.tools.override("setFilters", input_schema=filters)
+    assert tab.tools["setFilters"].differences == ['stops[]: the override\'s type is "string", the page\'s "integer"']
+    with pytest.raises(wm.InvalidArgumentsError, match=r"stops\[\]: the override's type is \"string\""):
+        tab.call("setFilters", stops=["0"])
     tab.tools.clear_overrides()
 
 

@@ -93,27 +93,45 @@ def _required(schema: Any) -> list[Any]:
 
 
 def schema_differences(page: dict[str, Any] | None, override: dict[str, Any]) -> list[str]:
-    """Where an override's schema tells models something the page's own schema does not take, in words."""
+    """Where an override's schema tells models something the page's own schema does not take, in words: at every
+    level (``filters.price``, ``stops[]`` for an array's items)."""
     found: list[str] = []
+    _object_differences("", page, override, found)
+    return [visible(clip(text, 300)) for text in found]
+
+
+_DEPTH = 5
+
+
+def _object_differences(path: str, page: Any, override: Any, found: list[str]) -> None:
     mine, theirs = _properties(override), _properties(page)
     for name in mine:
         if name not in theirs:
-            found.append(f"{name}: in the override's schema, not in the page's (the page may refuse or ignore it)")
+            found.append(
+                f"{path}{name}: in the override's schema, not in the page's (the page may refuse or ignore it)"
+            )
     for name in _required(page):
         if name not in mine:
-            found.append(f"{name}: the page requires it; the override's schema does not offer it")
+            found.append(f"{path}{name}: the page requires it; the override's schema does not offer it")
         elif name not in _required(override):
-            found.append(f"{name}: the page requires it; the override's schema makes it optional")
+            found.append(f"{path}{name}: the page requires it; the override's schema makes it optional")
     for name, prop in mine.items():
-        other = theirs.get(name)
-        if not isinstance(prop, dict) or not isinstance(other, dict):
-            continue
-        for key in ("type", "enum"):
-            if key in prop and key in other and prop[key] != other[key]:
-                found.append(
-                    f"{name}: the override's {key} is {json.dumps(prop[key])}, the page's {json.dumps(other[key])}"
-                )
-    return [visible(clip(text, 300)) for text in found]
+        if isinstance(prop, dict) and isinstance(theirs.get(name), dict):
+            _value_differences(f"{path}{name}", theirs[name], prop, found)
+
+
+def _value_differences(where: str, page: dict[str, Any], override: dict[str, Any], found: list[str]) -> None:
+    for key in ("type", "enum"):
+        if key in override and key in page and override[key] != page[key]:
+            found.append(
+                f"{where}: the override's {key} is {json.dumps(override[key])}, the page's {json.dumps(page[key])}"
+            )
+    if where.count(".") + where.count("[]") >= _DEPTH:
+        return
+    if isinstance(override.get("items"), dict) and isinstance(page.get("items"), dict):
+        _value_differences(f"{where}[]", page["items"], override["items"], found)
+    if _properties(override) or _required(page):
+        _object_differences(f"{where}.", page, override, found)
 
 
 @dataclass(frozen=True)

@@ -226,7 +226,8 @@ def _jsonschema() -> ModuleType:
         try:
             return importlib.import_module("jsonschema")
         except SystemError as error:
-            orphans = [name for name in sys.modules if name.partition(".")[0] not in sys.modules]
+            # (a copy: other threads may be importing as it is read)
+            orphans = [name for name in list(sys.modules) if name.partition(".")[0] not in sys.modules]
             for name in orphans:  # submodules whose package failed to import: the retry binds them to it again
                 del sys.modules[name]
             attempts -= 1
