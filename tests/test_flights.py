@@ -1,5 +1,7 @@
 """The flight demo, through the polyfill and through native WebMCP: list, call, tools that change."""
 
+import pytest
+
 from webmcp_nb.demo.run import DEMO_SEARCH as SEARCH
 
 
@@ -34,6 +36,9 @@ def test_search_then_results_tools_and_filters(open_tab):
 
     flights = tab.tools["listFlights"]().value
     assert len(flights) == result.value["count"]
+    assert tab.tools["searchFlights"](SEARCH).value["count"] == result.value["count"]  # a dict of arguments
+    with pytest.raises(TypeError, match=r"searchFlights\(\) takes its arguments by name .* not a str"):
+        tab.tools["searchFlights"]("LON")
     assert {f["stops"] for f in flights} == {0, 1, 2}
 
     filtered = tab.call("setFilters", stops=[0])

@@ -85,7 +85,9 @@ def test_the_sdk_client_drives_a_tab_in_both_protocol_eras(mode: str, era: str, 
             failed = await client.call_tool("page_boom", {})
             assert failed.is_error and "kaboom 42" in failed.content[0].text
             stale = await client.call_tool("page_listFlights", {})
-            assert stale.is_error and "stale tool" in stale.content[0].text
+            assert stale.is_error and stale.content[0].text.startswith("STALE_TOOL: ")
+            unknown = await client.call_tool("page_frobnicate", {})  # coded, as the server's other errors are
+            assert unknown.is_error and unknown.content[0].text.startswith("TOOL_NOT_FOUND: unknown tool page_frob")
 
             progress = anyio.Event()
 

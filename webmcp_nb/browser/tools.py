@@ -171,11 +171,16 @@ class Tool:
         return risk_label(self.risk)
 
     @on_loop
-    async def acall(self, **kwargs: Any) -> ToolResult:
-        """Call the tool with keyword arguments (checked against its schema first), in its own frame and only in
-        the document that registered it: after the page changed, ``StaleToolError`` (take it from ``tab.tools``
-        again)."""
-        return await self._tab.acall(self, kwargs)
+    async def acall(self, arguments: dict[str, Any] | None = None, /, **kwargs: Any) -> ToolResult:
+        """Call the tool with keyword arguments, or a dict of them (for names that are not identifiers), checked
+        against its schema first, in its own frame and only in the document that registered it: after the page
+        changed, ``StaleToolError`` (take it from ``tab.tools`` again)."""
+        if arguments is not None and not isinstance(arguments, dict):
+            raise TypeError(
+                f"{self.name}() takes its arguments by name (or one dict of them), not a {type(arguments).__name__}; "
+                f"help(tab.tools[{self.name!r}]) lists them"
+            )
+        return await self._tab.acall(self, {**(arguments or {}), **kwargs})
 
     call = blocking(acall)
     __call__ = call

@@ -676,12 +676,12 @@ class WebMCPServer:
         if key is None or tab is None:
             why = self._retired.get(name)
             if why is not None:
-                raise _Failure(f"stale tool: {name} is gone ({why}). List the tools again (list_page_tools).")
-            raise _Failure(f"unknown tool {name}; the bound tab's tools are listed by list_page_tools")
+                raise _Failure(f"STALE_TOOL: {name} is gone ({why}). List the tools again (list_page_tools).")
+            raise _Failure(f"TOOL_NOT_FOUND: unknown tool {name}; the bound tab's tools are listed by list_page_tools")
         tool = self._shown.tool(name, tab) or tab._tools.get(key)
         if tool is None:
             raise _Failure(
-                f"stale tool: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} "
+                f"STALE_TOOL: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} "
                 f"({self._address(tab)}). "
                 "List the tools again (list_page_tools)."
             )
