@@ -157,7 +157,7 @@ def _python_spelling(text: str, *, multiline: bool, dotall: bool) -> tuple[str, 
         item = 0  # the cost of an atom read here
         if char == "\\":
             spelled, i = _escape(text, i, in_class=False)
-            item = 10 if spelled in _BOUNDARIES.values() else 1
+            item = 50 if spelled in _BOUNDARIES.values() else 1  # four lookarounds each: slow to compile
         elif char == "[":
             spelled, i = _class(text, i)
             item = 1
