@@ -210,7 +210,7 @@ def test_what_only_python_reads_is_refused_and_a_huge_pattern_is_left_to_the_pag
             js_pattern(text)
         assert not isinstance(refused.value, PatternTooCostly), text
     huge = "(?:(?:(?:a{1000}){1000}){1000})"
-    with pytest.raises(PatternTooCostly, match="unroll to 1,000,000,000 items"):
+    with pytest.raises(PatternTooCostly, match="unrolls to 1,000,000,000 items"):
         js_pattern(huge)
     schema = {"type": "object", "properties": {"word": {"type": "string", "pattern": huge}}}
     validate_arguments("t", schema, {"word": "b"})  # not checked here: the page decides

@@ -223,7 +223,7 @@ def js_pattern(text: str, flags: int = 0) -> regex.Pattern[str]:
         raise PatternTooCostly(f"longer than {MAX_LENGTH:,} characters")
     spelled, cost = _python_spelling(text, multiline=bool(flags & regex.MULTILINE), dotall=bool(flags & regex.DOTALL))
     if cost > MAX_COST:
-        raise PatternTooCostly(f"its repeats unroll to {cost:,} items (at most {MAX_COST:,} are compiled here)")
+        raise PatternTooCostly(f"it unrolls to {cost:,} items (repeats counted out; at most {MAX_COST:,} here)")
     compiled = regex.compile(spelled, (flags & regex.IGNORECASE) | regex.VERSION0)
     if cost <= _CACHED_COST:
         with _cache_lock:
