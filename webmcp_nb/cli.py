@@ -127,6 +127,15 @@ def _pair(args: argparse.Namespace) -> int:
     from .own_chrome.pairing import browser_folders, install, uninstall
 
     folders = [Path(d).expanduser() for d in args.user_data_dir] or None
+    for folder in folders or ():
+        if not folder.is_dir():  # a typo would have made a new folder, that no browser reads, and said "installed"
+            print(
+                f"webmcp-nb pair: --user-data-dir {folder} is not a folder that exists. Name the user-data folder of "
+                "a browser you have started: chrome://version shows its Profile Path, and the user-data folder is "
+                "that path without its last part (Default, Profile 1…).",
+                file=sys.stderr,
+            )
+            return 2
     if args.remove:
         for path in uninstall(folders):
             print(f"removed {path}")
@@ -550,7 +559,7 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="DIR",
-        help="a browser's user-data folder, repeatable (default: every one found)",
+        help="a browser's user-data folder (one that exists), repeatable (default: every one found)",
     )
     pair.add_argument(
         "--port",
