@@ -92,7 +92,20 @@ def _relay(args: argparse.Namespace) -> int:
     return 0
 
 
+LAUNCH_ONLY = {"headed": "--headed", "native_webmcp": "--native-webmcp"}
+"""``webmcp-nb mcp``'s options that change the Chromium it launches: without ``--launch`` there is none."""
+
+
 def _mcp(args: argparse.Namespace) -> int:
+    given = [option for name, option in LAUNCH_ONLY.items() if getattr(args, name)]
+    if given and not args.launch:
+        need, they, them = ("needs", "it is", "it") if len(given) == 1 else ("need", "they are", "them")
+        print(
+            f"webmcp-nb mcp: {' and '.join(given)} {need} --launch: {they} for the Chromium this server starts; "
+            f"without --launch it uses your own Chrome through the relay. Add --launch, or leave {them} out.",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from .mcp.server import Options, serve
     except ImportError as exc:
