@@ -123,3 +123,14 @@ def test_the_wheel_ships_the_library_and_the_extension_not_the_benchmark(tmp_pat
     assert "webmcp_nb/_extension/manifest.json" in names and "webmcp_nb/_skills/shop/tools.js" in names
     assert "webmcp_nb/py.typed" in names and "webmcp_nb/evals/suites/flights.yaml" in names
     assert not [n for n in names if n.startswith("bench/") or "benchmark" in n or "harness" in n]
+
+
+@pytest.mark.parametrize("option", ["--headed", "--native-webmcp"])
+def test_mcp_refuses_a_launch_option_without_launch(option: str):
+    """They were accepted and ignored: the server used the relay's browser, neither headed nor native."""
+    out = subprocess.run(
+        [sys.executable, "-m", "webmcp_nb", "mcp", option, "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert f"webmcp-nb mcp: {option} needs --launch:" in out.stderr and "Add --launch, or leave it out" in out.stderr

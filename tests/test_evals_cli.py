@@ -110,9 +110,17 @@ def test_wrong_input_fails_before_any_run_and_says_what_to_do(tmp_path: Path):
         ("--max-requests", "deepseek=abc", "expected PROVIDER=N"),
         ("--max-requests", "deepseek=0", "expected PROVIDER=N"),
         ("--price", "scripted:flights=cheap", "expected MODEL=INPUT,OUTPUT"),
+        ("--repeats", "-2", "expected a whole number, 1 or more"),  # was an IndexError's traceback
+        ("--repeats", "0", "expected a whole number, 1 or more"),  # ran the suite's 3 repeats
+        ("--concurrency", "0", "expected a whole number, 1 or more"),
+        ("--retries", "-1", "expected a whole number, 0 or more"),
+        ("--threshold", "60", "expected a fraction of runs from 0 to 1 (0.8 for 80%)"),  # "6000% success"
+        ("--threshold", "1.5", "expected a fraction of runs from 0 to 1"),
+        ("--threshold", "-0.1", "expected a fraction of runs from 0 to 1"),
     ]:
         wrong = cli("local", "--suite", "flights", "-m", "scripted:flights", option, value, "-o", str(tmp_path / "w"))
-        assert wrong.returncode == 2 and f"argument {option}: {form}" in wrong.stderr and repr(value) in wrong.stderr
+        named = "-r/--repeats/--runs" if option == "--repeats" else option
+        assert wrong.returncode == 2 and f"argument {named}: {form}" in wrong.stderr and repr(value) in wrong.stderr
         assert "Traceback" not in wrong.stderr and not (tmp_path / "w").exists()
 
 

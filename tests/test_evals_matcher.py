@@ -282,6 +282,7 @@ tasks:
         ("format: webmcp-nb-evals\ntasks: [{prompt: x, expect_state: [{selector: a}]}]", "a check is"),
         ("format: webmcp-nb-evals\ntasks: [{prompt: x, expectedCall: [{name: a}]}]", "functionName"),
         ("format: webmcp-nb-evals\ntasks: [{name: a, prompt: x}, {name: a, prompt: y}]", "unique"),
+        ("format: webmcp-nb-evals\nrepeats: 0\ntasks: [{prompt: x}]", "repeats: a whole number of runs, 1 or more"),
     ],
 )
 def test_a_wrong_suite_says_what_is_wrong(tmp_path: Path, text: str, message: str):

@@ -204,6 +204,17 @@ def test_smoke_mode_on_a_suite_with_no_expected_call_says_so(tmp_path: Path):
         wm.evals.run(chat, mode="smoke", start_url="demo:flights/", output=tmp_path, progress=False)
 
 
+@pytest.mark.parametrize("repeats", [0, -2, 1.5, True])
+def test_repeats_that_plan_no_run_are_refused_naming_the_argument(tmp_path: Path, repeats: Any):
+    """0 used to run the suite's default and a negative count to fail with an IndexError from inside."""
+    with pytest.raises(ValueError, match=r"repeats must be a whole number of runs, 1 or more") as refused:
+        wm.evals.run(
+            wm.evals.builtin("flights"), models=["scripted:flights"], repeats=repeats, mode="local",
+            output=tmp_path / "out", progress=False,
+        )  # fmt: skip
+    assert repr(repeats) in str(refused.value) and not (tmp_path / "out").exists()  # before any run
+
+
 BISTRO = [
     {
         "name": "a form the guest submits",

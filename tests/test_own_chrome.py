@@ -186,6 +186,12 @@ def test_pairing_the_users_own_chromium_from_scratch(account: Home, server):
 @pytest.mark.timeout(120)
 def test_pair_and_doctor_for_a_folder_named_and_the_port_in_the_environment(account: Home, tmp_path: Path):
     folder = tmp_path / "another browser"  # a user-data folder pair does not find by itself
+    typo = account.cli("pair", "--user-data-dir", str(tmp_path / "another browsr"))
+    assert typo.returncode == 2 and f"--user-data-dir {tmp_path / 'another browsr'} is not a folder that exists" in (
+        typo.stderr
+    )  # it used to make the folder, install there and exit 0
+    assert "chrome://version" in typo.stderr and not (tmp_path / "another browsr").exists(), typo.stdout
+    folder.mkdir()  # as after that browser's first start
     paired = account.cli("pair", "--user-data-dir", str(folder), WEBMCP_NB_PORT=str(account.port))  # no --port
     assert paired.returncode == 0, paired.stderr
     reply = account.as_chrome({"type": "pair", "extensionVersion": wm.__version__})  # the extension pairs
@@ -224,6 +230,7 @@ def test_a_home_another_account_could_change_is_refused(tmp_path: Path, monkeypa
     for path in (squatted, planted):
         os.chown(path, NOBODY, NOBODY)
     browser = tmp_path / "browser"
+    browser.mkdir()
     env = {**os.environ, "WEBMCP_NB_HOME": str(squatted)}
     out = subprocess.run(
         [sys.executable, "-m", "webmcp_nb", "pair", "--user-data-dir", str(browser)],
@@ -234,7 +241,7 @@ def test_a_home_another_account_could_change_is_refused(tmp_path: Path, monkeypa
     )
     assert out.returncode == 1 and f"{squatted} belongs to another account (nobody)" in out.stderr, out
     assert "set WEBMCP_NB_HOME to a folder of your own" in out.stderr
-    assert planted.read_text() == "#!/bin/sh\n# theirs\n" and not browser.exists()  # nothing written, no manifest
+    assert planted.read_text() == "#!/bin/sh\n# theirs\n" and not any(browser.iterdir())  # nothing written
 
     monkeypatch.setenv("WEBMCP_NB_HOME", str(squatted))
     with pytest.raises(UnsafeHomeError):

@@ -124,6 +124,30 @@ def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_b
     assert cli.returncode == 1 and "step 3 listFlights" in cli.stdout
 
 
+def test_replay_agent_on_a_session_without_agent_turns_points_to_replay_calls(flights, polyfill_browser, tmp_path):
+    """A session of tab.call steps only: replay_agent reported "0 steps, 1 diverged … stopped 2 call(s) short of
+    the recording", a divergence that never happened; it says the session has no agent turns and what replays it."""
+    with wm.Session(flights.browser, directory=tmp_path / "calls", evidence="off") as session:
+        flights.call("searchFlights", DEMO_SEARCH)
+        flights.call("listFlights")
+    with wm.Session(flights.browser, directory=tmp_path / "empty", evidence="off") as empty:
+        pass
+    recorded = wm.Session.load(session.directory)
+    tab = polyfill_browser.open(flights.url)
+    try:
+        with pytest.raises(ValueError, match=r"has no agent turns to replay") as refused:
+            wm.replay_agent(recorded, tab, progress=False)
+        assert "its 2 tool call(s) were made directly: replay them with wm.replay_calls(session, tab)" in str(
+            refused.value
+        )
+        with pytest.raises(ValueError, match="and no tool call either: there is nothing to replay"):
+            wm.replay_agent(wm.Session.load(empty.directory), tab, progress=False)
+        replayed = wm.replay_calls(recorded, tab, ignore=("searchId",), progress=False)
+    finally:
+        tab.close()
+    assert replayed.ok and replayed.steps == 2, str(replayed)
+
+
 def test_a_replay_that_stops_short_is_a_problem_of_its_own_and_omitted_tools_show(flights, tmp_path):
     """A divergence names its step: one for a call the replay never made is not pinned on an earlier call of
     the same tool, and it counts against the outcome; tools the mirror left out are in the timeline."""

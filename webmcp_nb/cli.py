@@ -13,7 +13,7 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -92,7 +92,20 @@ def _relay(args: argparse.Namespace) -> int:
     return 0
 
 
+LAUNCH_ONLY = {"headed": "--headed", "native_webmcp": "--native-webmcp"}
+"""``webmcp-nb mcp``'s options that change the Chromium it launches: without ``--launch`` there is none."""
+
+
 def _mcp(args: argparse.Namespace) -> int:
+    given = [option for name, option in LAUNCH_ONLY.items() if getattr(args, name)]
+    if given and not args.launch:
+        need, they, them = ("needs", "it is", "it") if len(given) == 1 else ("need", "they are", "them")
+        print(
+            f"webmcp-nb mcp: {' and '.join(given)} {need} --launch: {they} for the Chromium this server starts; "
+            f"without --launch it uses your own Chrome through the relay. Add --launch, or leave {them} out.",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from .mcp.server import Options, serve
     except ImportError as exc:
@@ -127,6 +140,15 @@ def _pair(args: argparse.Namespace) -> int:
     from .own_chrome.pairing import browser_folders, install, uninstall
 
     folders = [Path(d).expanduser() for d in args.user_data_dir] or None
+    for folder in folders or ():
+        if not folder.is_dir():  # a typo would have made a new folder, that no browser reads, and said "installed"
+            print(
+                f"webmcp-nb pair: --user-data-dir {folder} is not a folder that exists. Name the user-data folder of "
+                "a browser you have started: chrome://version shows its Profile Path, and the user-data folder is "
+                "that path without its last part (Default, Profile 1…).",
+                file=sys.stderr,
+            )
+            return 2
     if args.remove:
         for path in uninstall(folders):
             print(f"removed {path}")
@@ -398,12 +420,22 @@ def _eval_parser(sub: Any) -> None:
                 help="tool variants (YAML/JSON: {variant: {tool: {description, title, input_schema}}}): every task "
                 "runs under each, and the report says which wins",
             )  # fmt: skip
-        p.add_argument("-r", "--repeats", "--runs", type=int, default=None, help="runs per task and model")
+        p.add_argument(
+            "-r", "--repeats", "--runs", type=_at_least(1), default=None,
+            help="runs per task and model, 1 or more (default: the suite's repeats; smoke: 1)",
+        )  # fmt: skip
         p.add_argument("--engine", choices=["local", "dask"], default="local", help="where runs go (default: local)")
         p.add_argument("--scheduler", help="dask: a scheduler address (default: a LocalCluster here)")
-        p.add_argument("--concurrency", type=int, default=2, help="runs at once (local), or workers started")
-        p.add_argument("--retries", type=int, default=1, help="tries again after a browser or endpoint error")
-        p.add_argument("--threshold", type=float, default=1.0, help="the success rate each model must reach")
+        p.add_argument(
+            "--concurrency", type=_at_least(1), default=2, help="runs at once (local), or workers started; 1 or more"
+        )
+        p.add_argument(
+            "--retries", type=_at_least(0), default=1, help="tries again after a browser or endpoint error; 0 or more"
+        )
+        p.add_argument(
+            "--threshold", type=_fraction, default=1.0,
+            help="the success rate each model must reach, a fraction from 0 to 1 (0.8: 80%%; default 1)",
+        )  # fmt: skip
         if "price" in own:
             p.add_argument(
                 "--price", action="append", default=[], type=_price, metavar="MODEL=INPUT,OUTPUT",
@@ -435,6 +467,33 @@ def _price(text: str) -> tuple[str, float, float]:
     if not label or not all(math.isfinite(v) and v >= 0 for v in prices):
         raise wrong
     return label, *prices
+
+
+def _at_least(minimum: int) -> Callable[[str], int]:
+    """An option's whole number, ``minimum`` or more, or a usage error that says so (argparse names the option)."""
+
+    def whole(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = minimum - 1
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected a whole number, {minimum} or more, not {text!r}")
+        return value
+
+    return whole
+
+
+def _fraction(text: str) -> float:
+    """``--threshold``: the success rate each model must reach, as ``EvalReport.ok`` takes it (a fraction from 0
+    to 1), or a usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction of runs from 0 to 1 (0.8 for 80%), not {text!r}")
+    return value
 
 
 def _provider_limit(text: str) -> tuple[str, int]:
@@ -513,7 +572,7 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="DIR",
-        help="a browser's user-data folder, repeatable (default: every one found)",
+        help="a browser's user-data folder (one that exists), repeatable (default: every one found)",
     )
     pair.add_argument(
         "--port",

@@ -39,7 +39,7 @@ function run(endpoint, name, args, timeoutMs, maxResultChars, callId) {
       port.postMessage({ type: 'cancel', id });
       finish({ ok: false, error: { code: ErrorCode.TIMEOUT, message } });
     };
-    const timer = setTimeout(() => stop(`"${name}" did not finish within ${timeoutMs} ms`), timeoutMs);
+    const timer = setTimeout(() => stop(`"${name}" did not finish in ${timeLimit(timeoutMs)}.`), timeoutMs);
     function finish(message) {
       clearTimeout(timer);
       calls.delete(id);
@@ -51,6 +51,13 @@ function run(endpoint, name, args, timeoutMs, maxResultChars, callId) {
     if (callId !== undefined) byCallId.set(callId, id);
     port.postMessage({ type: 'call', id, name, input: args ?? {}, maxChars: maxResultChars });
   });
+}
+
+// A call's time limit in words, as the relay's lanes word it (webmcp_nb/link/lanes.py: time_limit): "under 1 ms"
+// for a limit the wire's whole milliseconds made 0, "200 ms", "1.5 s".
+function timeLimit(ms) {
+  if (ms < 1) return 'under 1 ms';
+  return ms < 1000 ? `${ms} ms` : `${+(ms / 1000).toPrecision(6)} s`;
 }
 
 // `tool.cancel` from the relay: the caller gave up on the call with this callId.

@@ -111,6 +111,8 @@ def plan(
     variants: Variants | None = None,
 ) -> list[RunSpec]:
     """The runs an eval is made of: every model, variant, task and repeat, as job specs."""
+    if repeats is not None and (isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1):
+        raise ValueError(f"repeats must be a whole number of runs, 1 or more (or None: the suite's), not {repeats!r}")
     chosen_mode = _mode(suite, mode, start_url)
     chosen_variants: dict[str | None, Mapping[str, Mapping[str, Any]]] = {None: {}}
     if variants is not None:

@@ -308,6 +308,13 @@ def _seconds(where: str, raw: Any) -> float | None:
     return float(raw)
 
 
+def _count(where: str, raw: Any) -> int:
+    """A suite's ``repeats``: a whole number of runs, 1 or more (0 planned no run at all)."""
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise _fail(where, f"a whole number of runs, 1 or more, not {raw!r}")
+    return raw
+
+
 def _risk_allowance(where: str, raw: Any) -> bool | tuple[str, ...]:
     return raw if isinstance(raw, bool) else _names(where, raw)
 
@@ -421,7 +428,7 @@ def parse(data: Any, *, name: str = "suite", path: Path | None = None) -> Suite:
         name=str(data.get("name") or name),
         tasks=tasks,
         start_url=data.get("start_url"),
-        repeats=int(data.get("repeats", 1)),
+        repeats=_count(f"{where} repeats", data.get("repeats", 1)),
         models=tuple(str(m) for m in models),
         skills=tuple(_skill_ref(folder, s) for s in _names(f"{where} skills", data.get("skills"))),
         max_tool_calls=data.get("max_tool_calls"),

@@ -54,6 +54,14 @@ Settle = Callable[[dict[str, Any] | None, dict[str, Any] | None], None]
 """``settle(result, error)``: exactly one of them is set."""
 
 
+def time_limit(ms: int) -> str:
+    """A call's time limit in words, as the worker words it (extension/worker/calls.js): the wire carries whole
+    milliseconds, so a limit under one (``timeout=0.0001``) is "under 1 ms", not "0 ms"; a second or more in s."""
+    if ms < 1:
+        return "under 1 ms"
+    return f"{ms} ms" if ms < 1000 else f"{ms / 1000:g} s"
+
+
 class LaneFailure(Exception):
     """A lane could not take a call (it closed); the caller falls back to the worker."""
 
@@ -127,7 +135,7 @@ class Lane:
 
     def _expire(self, call_id: str, name: str, timeout_ms: int) -> None:
         if self._settle(
-            call_id, None, error_body(ErrorCode.TIMEOUT, f'"{name}" did not finish within {timeout_ms} ms')
+            call_id, None, error_body(ErrorCode.TIMEOUT, f'"{name}" did not finish in {time_limit(timeout_ms)}.')
         ):
             send_soon(self.connection, json.dumps({"type": "cancel", "id": call_id}))
 

@@ -277,7 +277,8 @@ async def areplay_agent(
 ) -> ReplayReport:
     """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
     calls run on ``tab``, and every result is compared with the recording. MCP servers the agent used are not
-    needed: their recorded results stand in for them."""
+    needed: their recorded results stand in for them. A session with no agent turns (its calls made with
+    ``tab.call``) raises ``ValueError``: ``replay_calls`` replays it."""
     from ..agent.agent import Agent, ConfirmPolicy
     from ..core.agent_rules import resolve_policy
     from ..testing import Reply, ScriptedServer
@@ -289,8 +290,10 @@ async def areplay_agent(
         )
         for e in session.filter("model.response")
     ]
-    decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     recorded = recorded_steps(session)
+    if not replies:
+        raise ValueError(_no_agent_turns(session, len(recorded)))
+    decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
     stand_ins: list[Any] = []
@@ -341,6 +344,14 @@ async def areplay_agent(
         replay.close()
     report.session = replay
     return report
+
+
+def _no_agent_turns(session: Session, calls: int) -> str:
+    """Why ``replay_agent`` cannot replay ``session`` (no model reply to feed back) and what replays it instead."""
+    said = f"session {session.header.id} has no agent turns to replay (no model reply was recorded)"
+    if not calls:
+        return f"{said}, and no tool call either: there is nothing to replay"
+    return f"{said}; its {calls} tool call(s) were made directly: replay them with wm.replay_calls(session, tab)"
 
 
 replay_calls = blocking(areplay_calls)
