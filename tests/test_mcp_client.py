@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -239,7 +240,9 @@ def test_a_compressed_reply_over_http_is_refused_unread() -> None:
 
 class _Streaming(http.server.BaseHTTPRequestHandler):
     """A 2025-11-25 server that answers every request on an event stream, as most servers in the wild do; a call
-    of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up."""
+    of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up. Before it,
+    ``chatter`` small log events, each ended by ``end`` (a ``|`` in it: the rest is written a moment later). With
+    ``zip``, the call's stream is gzip-compressed, asked to or not."""
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
@@ -247,21 +250,42 @@ class _Streaming(http.server.BaseHTTPRequestHandler):
             self.send_response(202)
             self.end_headers()
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.end_headers()
-        size = (request.get("params") or {}).get("arguments", {}).get("size", 0)
+        arguments = (request.get("params") or {}).get("arguments", {})
+        size = arguments.get("size", 0)
         known = request["method"] in _STREAMED  # (not 2026-07-28's server/discover)
         reply = {"result": _STREAMED[request["method"]]} if known else {"error": {"code": -32601, "message": "?"}}
         body = json.dumps({"jsonrpc": "2.0", "id": request["id"], **reply})
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        if arguments.get("zip"):
+            self.send_header("content-encoding", "gzip")
+            self.end_headers()
+            self.wfile.write(
+                gzip.compress(b"event: message\ndata: " + body.replace("TEXT", "zipped").encode() + b"\n\n")
+            )
+            return
+        self.end_headers()
         before, _, after = body.partition("TEXT")
         try:
+            self._chatter(arguments.get("chatter", 0), arguments.get("end", "\n\n").encode())
             self.wfile.write(b"event: message\r\ndata: " + before.encode())
             for start in range(0, size, 65536):
                 self.wfile.write(b"x" * min(65536, size - start))
             self.wfile.write(after.encode() + b"\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client stopped reading: as it should
+
+    def _chatter(self, count: int, end: bytes) -> None:
+        log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "."}}
+        event = b"event: message\ndata: " + json.dumps(log, separators=(",", ":")).encode()
+        first, _, rest = end.partition(b"|")
+        for _ in range(count):
+            self.wfile.write(event + first)
+            if rest:
+                time.sleep(0.005)  # the event's end arrives in two pieces
+                self.wfile.write(rest)
+        if count:
+            time.sleep(0.2)  # the result a moment later: the chatter is read without it
 
     def do_GET(self) -> None:
         self.send_response(405)
@@ -281,7 +305,15 @@ _STREAMED = {
         "tools": [
             {
                 "name": "blob",
-                "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "size": {"type": "integer"},
+                        "chatter": {"type": "integer"},
+                        "end": {"type": "string"},
+                        "zip": {"type": "boolean"},
+                    },
+                },
                 "annotations": {"readOnlyHint": True},
             }
         ]
@@ -292,7 +324,8 @@ _STREAMED = {
 
 def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
     """A server of the 2025-11-25 era answers on an event stream: its 50 MB event costs the notebook the bound, the
-    error is the same one a JSON reply gets, and the server stays usable."""
+    error is the same one a JSON reply gets (a compressed stream is refused as a compressed JSON reply is), and the
+    server stays usable."""
     streaming = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
     threading.Thread(target=streaming.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{streaming.server_address[1]}/mcp"
@@ -302,6 +335,27 @@ def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
             assert server.call("blob", size=100).text == "x" * 100
             refused_within_bound(server, "passed the 1,248,576-byte bound")
             assert server.call("blob", size=200).text == "x" * 200
+            with pytest.raises(wm.ResultTooLargeError, match=r"compressed its reply \(gzip\) though asked not to"):
+                server.call("blob", zip=True)  # as a JSON reply is: it could unpack to any size
+            assert server.call("blob", size=300).text == "x" * 300
+    finally:
+        streaming.shutdown()
+        streaming.server_close()
+
+
+@pytest.mark.parametrize("end", ["\n\r\n", "\r\n\n", "\n\r", "\r\r", "\r\n\r\n", "\n\r|\n", "\r|\n\r\n", "\r\n\r|\n"])
+def test_small_events_ended_by_any_blank_line_pass_the_bound(monkeypatch, end: str) -> None:
+    """An event ends at any blank line (CRLF, LF or CR twice over, even split between two reads): a hundred events
+    of 110 bytes are a hundred messages within a 2,000-byte bound, not one message past it."""
+    import webmcp_nb.mcp.client as client
+
+    monkeypatch.setattr(client, "_message_bound", lambda chars: 2_000)
+    streaming = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
+    threading.Thread(target=streaming.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{streaming.server_address[1]}/mcp"
+    try:
+        with wm.mcp.connect(url, name="streaming", timeout=10) as server:
+            assert server.call("blob", size=100, chatter=100, end=end).text == "x" * 100
     finally:
         streaming.shutdown()
         streaming.server_close()

@@ -1,6 +1,6 @@
-"""The bound ``stdio_bound.py`` keeps on a stdio server, kept on a Streamable HTTP one: a JSON reply, or an event
-on an event stream, longer than the bound is refused as it arrives, never held whole (the SDK reads a JSON reply
-whole before anyone can look at its size), and the client gets the same JSON-RPC error in its place."""
+"""The bound ``stdio_bound.py`` keeps on a Streamable HTTP one: a JSON reply, or an event on an event stream,
+longer than the bound is refused as it arrives, never held whole (the SDK reads a JSON reply whole before anyone
+can look at its size), and the client gets the same JSON-RPC error in its place; so is a compressed reply, unread."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 
 
 class _Bounded(httpx2.AsyncBaseTransport):
-    """HTTP that reads a JSON reply up to ``limit`` bytes; past it, the reply is dropped unread and the refusal
-    for the request's id stands in for it."""
+    """HTTP that reads a JSON reply (or each event of an event stream) up to ``limit`` bytes; past it, or
+    compressed, the reply is dropped unread and the refusal for the request's id stands in for it."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -33,10 +33,7 @@ class _Bounded(httpx2.AsyncBaseTransport):
         request.headers["accept-encoding"] = "identity"  # the bound counts what will be parsed, not a zip of it
         response = await self.inner.handle_async_request(request)
         kind = response.headers.get("content-type", "").lower()
-        if kind.startswith("text/event-stream"):
-            events = _Events(response, self.limit, _id(request))
-            return httpx2.Response(response.status_code, headers=response.headers, stream=events)
-        if not kind.startswith("application/json"):
+        if not kind.startswith(("text/event-stream", "application/json")):
             return response
         encoding = response.headers.get("content-encoding", "identity").lower()
         if encoding != "identity":
@@ -46,6 +43,9 @@ class _Bounded(httpx2.AsyncBaseTransport):
                 "unpack to any size"
             )
             return self._refused(response, request, 0, why)
+        if kind.startswith("text/event-stream"):
+            events = _Events(response, self.limit, _id(request))
+            return httpx2.Response(response.status_code, headers=response.headers, stream=events)
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.limit:  # said up front: nothing of it is read
             await response.aclose()
@@ -70,7 +70,9 @@ class _Bounded(httpx2.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+_EVENT_END = re.compile(rb"(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r)")
+"""A blank line: two line ends (each CRLF, LF or CR), so an event ends there. A CR before an LF is half of a CRLF;
+a CR last in what has arrived ends a line either way (an LF after it in the next read is the same line end)."""
 
 
 class _Events(httpx2.AsyncByteStream):
