@@ -70,6 +70,23 @@ def test_a_node_server_in_the_handshake_era(tmp_path) -> None:
         assert [entity["name"] for entity in graph.value["entities"]] == ["LON"]
 
 
+def test_arguments_that_do_not_fit_are_refused_in_the_servers_words(tmp_path) -> None:
+    """The call never reaches the server, and the error says so: the MCP server (not a page) did not see it, and
+    help() on the server's tool (not a tab's) shows every argument."""
+    command = str(node_tool("mcp-server-memory"))
+    with wm.mcp.connect(command, env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}, name="memory") as memory:
+        with pytest.raises(wm.InvalidArgumentsError) as refused:
+            memory.call("create_entities", entities="x")
+        assert not [e for e in memory.events.events if e.kind.startswith("tool.")]  # not even a tool.called
+    said = str(refused.value)
+    assert said.startswith("create_entities: argument 'entities': 'x' is not of type 'array'.")
+    assert said.endswith(
+        "MCP server memory did not see the call; help(server.tools['create_entities']), on the server "
+        "wm.mcp.connect() returned, shows every argument."
+    )
+    assert "page" not in said and "tab." not in said
+
+
 def test_a_streamable_http_server(tmp_path) -> None:
     from mcp.server.mcpserver import MCPServer as SDKServer
 
@@ -145,6 +162,38 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
         assert report.steps == 2
     finally:
         flights.close()
+
+
+def test_an_agent_is_told_of_refused_arguments_in_a_models_words(polyfill_browser, server) -> None:
+    """A call whose arguments do not fit reaches neither the MCP server nor the page; the model is told which of
+    them did not see it, and that the tool's parameters describe every argument (not a notebook's help())."""
+    flights = polyfill_browser.open(server.url("flights/"))
+    script = [
+        call("time_get_current_time", timezone=3),
+        call("searchFlights", **DEMO_SEARCH, seats=2),
+        say("Both calls were refused."),
+    ]
+    try:
+        with wm.mcp.connect(TIME, name="time") as clock, ScriptedServer(script) as model:
+            agent = wm.Agent(
+                flights,
+                provider="any",
+                base_url=model.base_url,
+                api_key="offline-key",
+                model="scripted",
+                confirm="never",
+                allow_high_risk=True,
+                mcp_servers=[clock],
+            )
+            agent.run("What time is it in New York, and which flights are there?")
+            told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    finally:
+        flights.close()
+    assert "INVALID_ARGS: get_current_time: argument 'timezone': 3 is not of type 'string'." in told[0]
+    assert "MCP server time did not see the call; the tool's parameters show every argument." in told[0]
+    assert "INVALID_ARGS: searchFlights: unknown argument 'seats'" in told[1]
+    assert "The page did not see the call; the tool's parameters show every argument." in told[1]
+    assert not any("help(" in text or "tab." in text for text in told)
 
 
 UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]

@@ -508,7 +508,7 @@ class MCPServer:
         if tool is None:
             listed = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(f"MCP server {self.name} has no tool {name!r}; its tools: {listed}")
-        await check_arguments(name, tool.input_schema, arguments, has_pattern=tool.has_pattern)
+        await check_arguments(name, tool.input_schema, arguments, has_pattern=tool.has_pattern, server=self.name)
         if self._client is None:
             raise NotConnectedError(f"MCP server {self.name} is closed")
         self.events.emit("tool.called", server=self.name, tool=name, arguments=arguments)
