@@ -287,6 +287,49 @@ def test_a_compressed_reply_over_http_is_refused_unread() -> None:
         zipping.server_close()
 
 
+class _NotMCP(http.server.BaseHTTPRequestHandler):
+    """A web server with no MCP endpoint: a POST to ``/status/<code>`` is answered with that status and a page."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        page = b"<html><body>Not an MCP server</body></html>"
+        self.send_response(int(self.path.rsplit("/", 1)[-1]))
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("status", "answer"), [(404, "404 Not Found"), (405, "405 Method Not Allowed"), (200, "200 OK")]
+)
+def test_a_url_that_is_no_mcp_endpoint_says_what_it_answered(status: int, answer: str) -> None:
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMCP)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{web.server_address[1]}/status/{status}"
+    try:
+        with pytest.raises(wm.NotConnectedError) as failed:
+            wm.mcp.connect(url, timeout=10)
+    finally:
+        web.shutdown()
+        web.server_close()
+    said = str(failed.value)
+    assert said.startswith(f"could not connect to the MCP server at {url}: it answered HTTP {answer} (text/html)")
+    assert "Check that the URL is the server's MCP endpoint" in said and "127_0_0_1" not in said
+
+
+def test_a_url_where_nothing_listens_says_what_to_check() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(wm.NotConnectedError) as failed:
+        wm.mcp.connect(url, timeout=10)
+    said = str(failed.value)
+    assert said.startswith(f"could not connect to the MCP server at {url}: ConnectError")
+    assert "Check that the server is running" in said
+
+
 class _Streaming(http.server.BaseHTTPRequestHandler):
     """A 2025-11-25 server that answers every request on an event stream, as most servers in the wild do; a call
     of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up. Before it,
