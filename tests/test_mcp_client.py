@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,6 +68,23 @@ def test_a_node_server_in_the_handshake_era(tmp_path) -> None:
         memory.call("create_entities", entities=[{"name": "LON", "entityType": "city", "observations": ["London"]}])
         graph = memory.tools["read_graph"]()
         assert [entity["name"] for entity in graph.value["entities"]] == ["LON"]
+
+
+def test_arguments_that_do_not_fit_are_refused_in_the_servers_words(tmp_path) -> None:
+    """The call never reaches the server, and the error says so: the MCP server (not a page) did not see it, and
+    help() on the server's tool (not a tab's) shows every argument."""
+    command = str(node_tool("mcp-server-memory"))
+    with wm.mcp.connect(command, env={"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}, name="memory") as memory:
+        with pytest.raises(wm.InvalidArgumentsError) as refused:
+            memory.call("create_entities", entities="x")
+        assert not [e for e in memory.events.events if e.kind.startswith("tool.")]  # not even a tool.called
+    said = str(refused.value)
+    assert said.startswith("create_entities: argument 'entities': 'x' is not of type 'array'.")
+    assert said.endswith(
+        "MCP server memory did not see the call; help(server.tools['create_entities']), on the server "
+        "wm.mcp.connect() returned, shows every argument."
+    )
+    assert "page" not in said and "tab." not in said
 
 
 def test_a_streamable_http_server(tmp_path) -> None:
@@ -144,6 +162,38 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
         assert report.steps == 2
     finally:
         flights.close()
+
+
+def test_an_agent_is_told_of_refused_arguments_in_a_models_words(polyfill_browser, server) -> None:
+    """A call whose arguments do not fit reaches neither the MCP server nor the page; the model is told which of
+    them did not see it, and that the tool's parameters describe every argument (not a notebook's help())."""
+    flights = polyfill_browser.open(server.url("flights/"))
+    script = [
+        call("time_get_current_time", timezone=3),
+        call("searchFlights", **DEMO_SEARCH, seats=2),
+        say("Both calls were refused."),
+    ]
+    try:
+        with wm.mcp.connect(TIME, name="time") as clock, ScriptedServer(script) as model:
+            agent = wm.Agent(
+                flights,
+                provider="any",
+                base_url=model.base_url,
+                api_key="offline-key",
+                model="scripted",
+                confirm="never",
+                allow_high_risk=True,
+                mcp_servers=[clock],
+            )
+            agent.run("What time is it in New York, and which flights are there?")
+            told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+    finally:
+        flights.close()
+    assert "INVALID_ARGS: get_current_time: argument 'timezone': 3 is not of type 'string'." in told[0]
+    assert "MCP server time did not see the call; the tool's parameters show every argument." in told[0]
+    assert "INVALID_ARGS: searchFlights: unknown argument 'seats'" in told[1]
+    assert "The page did not see the call; the tool's parameters show every argument." in told[1]
+    assert not any("help(" in text or "tab." in text for text in told)
 
 
 UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]
@@ -237,9 +287,54 @@ def test_a_compressed_reply_over_http_is_refused_unread() -> None:
         zipping.server_close()
 
 
+class _NotMCP(http.server.BaseHTTPRequestHandler):
+    """A web server with no MCP endpoint: a POST to ``/status/<code>`` is answered with that status and a page."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["content-length"]))
+        page = b"<html><body>Not an MCP server</body></html>"
+        self.send_response(int(self.path.rsplit("/", 1)[-1]))
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("status", "answer"), [(404, "404 Not Found"), (405, "405 Method Not Allowed"), (200, "200 OK")]
+)
+def test_a_url_that_is_no_mcp_endpoint_says_what_it_answered(status: int, answer: str) -> None:
+    web = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotMCP)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{web.server_address[1]}/status/{status}"
+    try:
+        with pytest.raises(wm.NotConnectedError) as failed:
+            wm.mcp.connect(url, timeout=10)
+    finally:
+        web.shutdown()
+        web.server_close()
+    said = str(failed.value)
+    assert said.startswith(f"could not connect to the MCP server at {url}: it answered HTTP {answer} (text/html)")
+    assert "Check that the URL is the server's MCP endpoint" in said and "127_0_0_1" not in said
+
+
+def test_a_url_where_nothing_listens_says_what_to_check() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    with pytest.raises(wm.NotConnectedError) as failed:
+        wm.mcp.connect(url, timeout=10)
+    said = str(failed.value)
+    assert said.startswith(f"could not connect to the MCP server at {url}: ConnectError")
+    assert "Check that the server is running" in said
+
+
 class _Streaming(http.server.BaseHTTPRequestHandler):
     """A 2025-11-25 server that answers every request on an event stream, as most servers in the wild do; a call
-    of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up."""
+    of ``blob`` sends one event of ``size`` characters, written as it goes, until the client hangs up. Before it,
+    ``chatter`` small log events, each ended by ``end`` (a ``|`` in it: the rest is written a moment later). With
+    ``zip``, the call's stream is gzip-compressed, asked to or not."""
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
@@ -247,21 +342,42 @@ class _Streaming(http.server.BaseHTTPRequestHandler):
             self.send_response(202)
             self.end_headers()
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.end_headers()
-        size = (request.get("params") or {}).get("arguments", {}).get("size", 0)
+        arguments = (request.get("params") or {}).get("arguments", {})
+        size = arguments.get("size", 0)
         known = request["method"] in _STREAMED  # (not 2026-07-28's server/discover)
         reply = {"result": _STREAMED[request["method"]]} if known else {"error": {"code": -32601, "message": "?"}}
         body = json.dumps({"jsonrpc": "2.0", "id": request["id"], **reply})
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        if arguments.get("zip"):
+            self.send_header("content-encoding", "gzip")
+            self.end_headers()
+            self.wfile.write(
+                gzip.compress(b"event: message\ndata: " + body.replace("TEXT", "zipped").encode() + b"\n\n")
+            )
+            return
+        self.end_headers()
         before, _, after = body.partition("TEXT")
         try:
+            self._chatter(arguments.get("chatter", 0), arguments.get("end", "\n\n").encode())
             self.wfile.write(b"event: message\r\ndata: " + before.encode())
             for start in range(0, size, 65536):
                 self.wfile.write(b"x" * min(65536, size - start))
             self.wfile.write(after.encode() + b"\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client stopped reading: as it should
+
+    def _chatter(self, count: int, end: bytes) -> None:
+        log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "."}}
+        event = b"event: message\ndata: " + json.dumps(log, separators=(",", ":")).encode()
+        first, _, rest = end.partition(b"|")
+        for _ in range(count):
+            self.wfile.write(event + first)
+            if rest:
+                time.sleep(0.005)  # the event's end arrives in two pieces
+                self.wfile.write(rest)
+        if count:
+            time.sleep(0.2)  # the result a moment later: the chatter is read without it
 
     def do_GET(self) -> None:
         self.send_response(405)
@@ -281,7 +397,15 @@ _STREAMED = {
         "tools": [
             {
                 "name": "blob",
-                "inputSchema": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "size": {"type": "integer"},
+                        "chatter": {"type": "integer"},
+                        "end": {"type": "string"},
+                        "zip": {"type": "boolean"},
+                    },
+                },
                 "annotations": {"readOnlyHint": True},
             }
         ]
@@ -292,7 +416,8 @@ _STREAMED = {
 
 def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
     """A server of the 2025-11-25 era answers on an event stream: its 50 MB event costs the notebook the bound, the
-    error is the same one a JSON reply gets, and the server stays usable."""
+    error is the same one a JSON reply gets (a compressed stream is refused as a compressed JSON reply is), and the
+    server stays usable."""
     streaming = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
     threading.Thread(target=streaming.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{streaming.server_address[1]}/mcp"
@@ -302,6 +427,27 @@ def test_a_huge_event_on_an_event_stream_is_refused_as_it_arrives() -> None:
             assert server.call("blob", size=100).text == "x" * 100
             refused_within_bound(server, "passed the 1,248,576-byte bound")
             assert server.call("blob", size=200).text == "x" * 200
+            with pytest.raises(wm.ResultTooLargeError, match=r"compressed its reply \(gzip\) though asked not to"):
+                server.call("blob", zip=True)  # as a JSON reply is: it could unpack to any size
+            assert server.call("blob", size=300).text == "x" * 300
+    finally:
+        streaming.shutdown()
+        streaming.server_close()
+
+
+@pytest.mark.parametrize("end", ["\n\r\n", "\r\n\n", "\n\r", "\r\r", "\r\n\r\n", "\n\r|\n", "\r|\n\r\n", "\r\n\r|\n"])
+def test_small_events_ended_by_any_blank_line_pass_the_bound(monkeypatch, end: str) -> None:
+    """An event ends at any blank line (CRLF, LF or CR twice over, even split between two reads): a hundred events
+    of 110 bytes are a hundred messages within a 2,000-byte bound, not one message past it."""
+    import webmcp_nb.mcp.client as client
+
+    monkeypatch.setattr(client, "_message_bound", lambda chars: 2_000)
+    streaming = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Streaming)
+    threading.Thread(target=streaming.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{streaming.server_address[1]}/mcp"
+    try:
+        with wm.mcp.connect(url, name="streaming", timeout=10) as server:
+            assert server.call("blob", size=100, chatter=100, end=end).text == "x" * 100
     finally:
         streaming.shutdown()
         streaming.server_close()

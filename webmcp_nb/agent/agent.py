@@ -43,7 +43,7 @@ from ..core.errors import AgentBusyError, ConfigurationError, ConfirmationRequir
 from ..core.events import Event, EventStream, acting_as
 from ..recording.session import Evidence, Session
 from .model_io import ModelIO, Usage, parse_arguments
-from .model_tools import ToolSpec, tool_specs
+from .model_tools import ToolSpec, error_text, tool_specs
 from .providers import Provider, resolve_provider
 
 if TYPE_CHECKING:
@@ -489,7 +489,7 @@ class Agent:
             try:
                 await check_call(self.tab, spec.tool, spec.tool.name, self._asker, timeout=self._ask_time(deadline))
             except WebMCPError as exc:  # not granted (PERMISSION_DENIED): the model is told, and can tell its user
-                step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+                step.error = error_text(exc)
                 return step, False
         if needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk):
             turn.open[call_id] = (name, "confirming", step)
@@ -515,7 +515,7 @@ class Agent:
                 timeout = min(self.tool_timeout, remaining)
                 step.result, step.text, step.duration_ms = await self._call_mcp(spec, arguments, timeout)
         except WebMCPError as exc:
-            step.error = fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+            step.error = error_text(exc)
             failed = [
                 e for e in stream.since(mark + 1) if e.kind == "tool.failed" and e.tab_id == self.tab.id
             ]  # the page's own time, as the tab measured it (without evidence)

@@ -1,7 +1,8 @@
 """Page tools as a model sees them: OpenAI function specs with schemas providers accept (meta keys dropped,
-local ``$ref`` resolved, an object root), names providers accept (mapped, and mapped back), and a description
-that ends with the tool's risk. The rules are in :mod:`webmcp_nb.core.agent_rules`; the side panel's chat applies
-them alike (``extension/chat/agent-core.js``, ``tests/vectors/agent_rules.json``)."""
+local ``$ref`` resolved, an object root), names providers accept (mapped, and mapped back), a description that
+ends with the tool's risk, and a failed call's next step in a model's words. The rules are in
+:mod:`webmcp_nb.core.agent_rules`; the side panel's chat applies them alike (``extension/chat/agent-core.js``,
+``tests/vectors/agent_rules.json``)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..browser.tools import Tool
-from ..core.agent_rules import NAMES, SCHEMA, description_for_model
+from ..core.agent_rules import NAMES, SCHEMA, TEXTS, description_for_model, fill
+from ..core.errors import WebMCPError
 
 if TYPE_CHECKING:
     from ..mcp.client import MCPTool
 
-__all__ = ["ToolSpec", "tool_specs", "normalize_schema", "model_name", "description_for_model", "specs_text"]
+__all__ = [
+    "ToolSpec",
+    "tool_specs",
+    "normalize_schema",
+    "model_name",
+    "description_for_model",
+    "specs_text",
+    "MODEL_STEPS",
+    "error_text",
+]
 
 META_KEYS = frozenset(SCHEMA["meta_keys"])
 MAX_REF_DEPTH: int = SCHEMA["max_ref_depth"]
@@ -26,6 +37,18 @@ WRAPPED: str = SCHEMA["wrapped"]
 PAGE_PREFIX = "page_"
 """What a page tool's model name starts with when its own name is one an MCP server's tool claims."""
 _NOT_ALLOWED = re.compile(NAMES["not_allowed"])
+
+MODEL_STEPS: dict[str, str] = {
+    "see_arguments": "The page did not see the call; the tool's parameters show every argument.",
+    "see_server_arguments": "MCP server {server} did not see the call; the tool's parameters show every argument.",
+    "wait_for_tool": "If the page registers it later, it will be among your tools then.",
+    "no_tools_yet": "This page registers no tools (yet).",
+    "longer_timeout": "The page may still be running it (this call had {limit:g} s).",
+    "check_page": "It may or may not have taken effect: check the page before calling again.",
+    "relist": "It was not called: the page changed since it offered the tool.",
+}
+"""The next step of an error (``WebMCPError.hint``) in a model's words: the model has its tools, not the notebook's
+objects. A step only the user can take (relaunch, reconnect…) has none: the model is told what went wrong."""
 
 
 @dataclass(frozen=True)
@@ -136,3 +159,8 @@ def specs_text(specs: dict[str, ToolSpec]) -> str:
         f"- {s.model_name}: {s.function['description']}\n  parameters: {json.dumps(s.function['parameters'])}"
         for s in specs.values()
     )
+
+
+def error_text(exc: WebMCPError) -> str:
+    """A failed call as the model reads it: the error's code, what went wrong and the next step in its words."""
+    return fill(TEXTS["tool_error"], code=exc.code.value, message=exc.worded(MODEL_STEPS))

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
-from ..agent.model_tools import ToolSpec, specs_text, tool_specs
+from ..agent.model_tools import ToolSpec, error_text, specs_text, tool_specs
 from ..browser.gate import Asker, check_call, check_site, shows
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
@@ -436,7 +436,7 @@ class ChatBridge:
                 raise ToolNotFoundError(f"{tool.name} is no longer on the page that offered it")
             await check_call(tab, tool, tool.name, self._asker)
         except WebMCPError as exc:
-            return fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+            return error_text(exc)
         return None
 
     def _refusal(self, call: dict[str, Any], reply: _Reply) -> str | None:
@@ -473,7 +473,7 @@ class ChatBridge:
                 result, _ = await call_mcp_recorded(spec, arguments, self.tool_timeout, self._emit, origin="bridge")
                 text = result.text
         except WebMCPError as exc:
-            record.status, record.text = "error", fill(TEXTS["tool_error"], code=exc.code.value, message=exc.message)
+            record.status, record.text = "error", error_text(exc)
             body = result_text(spec.model_name, "error", record.text, untrusted, self.max_result_chars)
         else:
             record.status, record.text = "ok", text

@@ -262,29 +262,34 @@ def has_pattern(schema: dict[str, Any] | None) -> bool:
     return '"pattern"' in text or '"patternProperties"' in text
 
 
-async def check_arguments(name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool) -> None:
+async def check_arguments(
+    name: str, schema: dict[str, Any] | None, args: dict[str, Any], *, has_pattern: bool, server: str | None = None
+) -> None:
     """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
     (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
     if not (checker := load_checker()).done():
         await asyncio.wrap_future(checker)
     if not has_pattern:
-        validate_arguments(name, schema, args)
+        validate_arguments(name, schema, args, server)
         return
-    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, args)
+    future = asyncio.get_running_loop().run_in_executor(_validators, validate_arguments, name, schema, args, server)
     try:
         await asyncio.wait_for(future, VALIDATION_TIMEOUT)
     except asyncio.TimeoutError:  # (not the built-in TimeoutError before Python 3.11)
         raise InvalidArgumentsError(
-            f"{name}: checking the arguments against the page's schema took over {VALIDATION_TIMEOUT:g} s "
+            f"{name}: checking the arguments against {_whose(server)} schema took over {VALIDATION_TIMEOUT:g} s "
             "(a pathological pattern?); the call was not made"
         ) from None
 
 
-def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any]) -> None:
+def validate_arguments(
+    tool_name: str, schema: dict[str, Any] | None, args: dict[str, Any], server: str | None = None
+) -> None:
     """Raise :class:`InvalidArgumentsError` naming the field when ``args`` do not fit ``schema``.
 
     Arguments the schema does not declare are refused too (most often a misspelt name), unless the
-    schema explicitly allows additional properties.
+    schema explicitly allows additional properties. ``server``: the MCP server whose tool it is (``None``: a
+    page's), so the error says whose schema it is and who did not see the call.
     """
     if not isinstance(args, dict):
         raise InvalidArgumentsError(f"{tool_name}: arguments must be a mapping, not {type(args).__name__}")
@@ -303,16 +308,16 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
             raise InvalidArgumentsError(
                 f"{tool_name}: unknown argument {unknown[0]!r}{guess}. It takes {', '.join(sorted(props))}.",
                 field=unknown[0],
-                hint=not_sent(tool_name),
+                hint=not_sent(tool_name, server),
             )
     jsonschema = _jsonschema()
     try:
         validator = _validator(json.dumps(schema, sort_keys=True))
         error = jsonschema.exceptions.best_match(validator.iter_errors(args))
     except jsonschema.SchemaError as exc:
-        raise InvalidArgumentsError(f"{tool_name}: the page's input schema is invalid: {exc.message}") from None
+        raise InvalidArgumentsError(f"{tool_name}: {_whose(server)} input schema is invalid: {exc.message}") from None
     except Exception as exc:  # e.g. a $ref that does not resolve
-        raise InvalidArgumentsError(f"{tool_name}: the page's input schema cannot be used: {exc}") from None
+        raise InvalidArgumentsError(f"{tool_name}: {_whose(server)} input schema cannot be used: {exc}") from None
     if error is None:
         return
     path = list(error.absolute_path)
@@ -324,12 +329,22 @@ def validate_arguments(tool_name: str, schema: dict[str, Any] | None, args: dict
     field = ".".join(str(p) for p in path) or None
     where = f"argument {field!r}" if field else "arguments"
     wanted = _wanted(schema, path)
-    raise InvalidArgumentsError(f"{tool_name}: {where}: {message}.{wanted}", field=field, hint=not_sent(tool_name))
+    raise InvalidArgumentsError(
+        f"{tool_name}: {where}: {message}.{wanted}", field=field, hint=not_sent(tool_name, server)
+    )
 
 
-def not_sent(tool_name: str) -> Hint:
-    """The next step after a refused call: where every argument is described."""
+def not_sent(tool_name: str, server: str | None = None) -> Hint:
+    """The next step after a refused call: who did not see it (the page, or MCP server ``server``), and where
+    every argument is described."""
+    if server is not None:
+        return Hint("see_server_arguments", {"tool": tool_name, "server": server})
     return Hint("see_arguments", {"tool": tool_name})
+
+
+def _whose(server: str | None) -> str:
+    """Whose schema it is, in words: ``the page's`` or ``MCP server <name>'s``."""
+    return f"MCP server {server}'s" if server is not None else "the page's"
 
 
 def _wanted(schema: dict[str, Any], path: list[Any]) -> str:

@@ -115,6 +115,10 @@ NOTEBOOK_STEPS: dict[str, str] = {
         "skill, e.g. tab.inject(wm.Skill.builtin('dom'))."
     ),
     "see_arguments": "The page did not see the call; help(tab.tools[{tool!r}]) shows every argument.",
+    "see_server_arguments": (
+        "MCP server {server} did not see the call; help(server.tools[{tool!r}]), on the server wm.mcp.connect() "
+        "returned, shows every argument."
+    ),
     "longer_timeout": (
         "The page may still be running it. A slower tool needs a longer limit: tab.call(..., timeout=SECONDS) "
         "(this call had {limit:g} s; wm.launch(call_timeout=...) changes the default)."

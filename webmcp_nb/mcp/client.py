@@ -54,7 +54,7 @@ from ..core.errors import (
 from ..core.events import Event, EventStream
 from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
-from .http_bound import bounded_http_client
+from .http_bound import BoundedTransport, bounded_http_client
 from .stdio_bound import TOO_LARGE
 
 __all__ = ["connect", "aconnect", "MCPServer", "MCPTool", "MCPToolMap", "MCPResult", "RecordedMCPServer"]
@@ -361,6 +361,7 @@ class MCPServer:
         self._holder: asyncio.Task[None] | None = None
         self._refreshing: asyncio.Task[None] | None = None
         self._log: TextIO | None = None
+        self._http: BoundedTransport | None = None
 
     # ----- the connection, held in one task -----
 
@@ -394,7 +395,8 @@ class MCPServer:
         bounds["read_timeout_seconds"] = self.request_timeout
         limit = _message_bound(self.max_result_chars)
         if isinstance(target, str) and re.match(r"^https?://", target):
-            return Client(bounded_http_client(target, limit), **bounds)
+            self._http = BoundedTransport(limit)
+            return Client(bounded_http_client(target, self._http), **bounds)
         words = shlex.split(target) if isinstance(target, str) else [str(w) for w in target]
         if not words:
             raise ValueError("connect() needs a command or a URL")
@@ -428,13 +430,26 @@ class MCPServer:
             if not ready.done() and isinstance(exc, asyncio.CancelledError):
                 ready.cancel()  # _open gave up waiting: nobody reads it
             elif not ready.done():
-                said = _last_line(self._log, _log_path(self.name))
-                said = f" (its stderr ends: {said})" if said else ""
-                ready.set_exception(NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}{said}"))
+                ready.set_exception(self._not_connected(exc))
             elif not isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
             self._client = None
+
+    def _not_connected(self, exc: BaseException) -> NotConnectedError:
+        """Why connecting failed: for a URL, what its server answered and what to check; for a command, the last
+        line it wrote to its stderr."""
+        if self._http is None:
+            said = _last_line(self._log, _log_path(self.name))
+            said = f" (its stderr ends: {said})" if said else ""
+            return NotConnectedError(f"could not start MCP server {self.name}: {_why(exc)}{said}")
+        answered = f"it answered {self._http.not_mcp}; " if self._http.not_mcp else ""
+        check = "that the URL" if answered else "that the server is running and that the URL"
+        return NotConnectedError(
+            f"could not connect to the MCP server at {self.target}: {answered}{_why(exc)}. Check {check} is the "
+            "server's MCP endpoint (often ending in /mcp), served over Streamable HTTP (an endpoint of the older SSE "
+            "transport is not)"
+        )
 
     async def _follow(self, stream: Any) -> None:
         async for _ in stream:
@@ -508,7 +523,7 @@ class MCPServer:
         if tool is None:
             listed = ", ".join(self._tools) or "none"
             raise ToolNotFoundError(f"MCP server {self.name} has no tool {name!r}; its tools: {listed}")
-        await check_arguments(name, tool.input_schema, arguments, has_pattern=tool.has_pattern)
+        await check_arguments(name, tool.input_schema, arguments, has_pattern=tool.has_pattern, server=self.name)
         if self._client is None:
             raise NotConnectedError(f"MCP server {self.name} is closed")
         self.events.emit("tool.called", server=self.name, tool=name, arguments=arguments)
