@@ -106,11 +106,12 @@ def test_two_mcp_clients_drive_two_tabs_of_one_browser(daemon: Daemon, server: A
             assert "page_searchFlights" in listed_a and "page_boom" not in listed_a
             assert "page_boom" in listed_b and "page_searchFlights" not in listed_b
 
-            def named() -> list[Any]:  # a session is listed as soon as its server starts, named once its client is
-                sessions = notebook.mcp_sessions
-                return sessions if sorted(s.client for s in sessions) == ["client-a", "client-b"] else []
+            def named() -> list[Any]:  # a session is listed as soon as its server starts, named once its client is,
+                sessions = notebook.mcp_sessions  # and shows its tab once the relay has told this notebook of it
+                bound = all(s.tab_id is not None for s in sessions)
+                return sessions if bound and sorted(s.client for s in sessions) == ["client-a", "client-b"] else []
 
-            sessions = await anyio.to_thread.run_sync(lambda: eventually(named, 20, "2 named sessions"))
+            sessions = await anyio.to_thread.run_sync(lambda: eventually(named, 20, "2 named sessions, each bound"))
             tabs = {s.client: s.tab_id for s in sessions}
             assert set(tabs) == {"client-a", "client-b"} and tabs["client-a"] != tabs["client-b"]
             taken = await a.call_tool("select_tab", {"tab_id": tabs["client-b"]})
