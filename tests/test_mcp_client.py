@@ -68,6 +68,10 @@ def test_a_node_server_in_the_handshake_era(tmp_path) -> None:
         memory.call("create_entities", entities=[{"name": "LON", "entityType": "city", "observations": ["London"]}])
         graph = memory.tools["read_graph"]()
         assert [entity["name"] for entity in graph.value["entities"]] == ["LON"]
+        found = memory.tools["search_nodes"]({"query": "London"})  # a dict of arguments, as tab tools take
+        assert [entity["name"] for entity in found.value["entities"]] == ["LON"]
+        with pytest.raises(TypeError, match=r"help\(server\.tools\['search_nodes'\]\) lists them"):
+            memory.tools["search_nodes"]("London")
 
 
 def test_arguments_that_do_not_fit_are_refused_in_the_servers_words(tmp_path) -> None:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "validate_arguments",
     "check_arguments",
+    "call_arguments",
     "signature_from_schema",
     "python_type",
     "describe_property",
@@ -332,6 +333,17 @@ def validate_arguments(
     raise InvalidArgumentsError(
         f"{tool_name}: {where}: {message}.{wanted}", field=field, hint=not_sent(tool_name, server)
     )
+
+
+def call_arguments(tool: str, arguments: Any, keywords: dict[str, Any], listed_in: str) -> dict[str, Any]:
+    """A tool object's call arguments: its keywords, after one dict of them (for names that are not identifiers);
+    anything else is a ``TypeError`` naming the tool and where ``help`` lists its arguments (``listed_in``)."""
+    if arguments is not None and not isinstance(arguments, dict):
+        raise TypeError(
+            f"{tool}() takes its arguments by name (or one dict of them), not a {type(arguments).__name__}; "
+            f"help({listed_in}[{tool!r}]) lists them"
+        )
+    return {**(arguments or {}), **keywords}
 
 
 def not_sent(tool_name: str, server: str | None = None) -> Hint:

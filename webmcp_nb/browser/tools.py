@@ -19,7 +19,7 @@ from ..core.display import Markup, clip, escape, pre_json, pretty_json, table, v
 from ..core.events import origin
 from ..link.protocol import ToolChanges, ToolInfo, ToolKey, apply_tool_changes, tool_group
 from .overrides import Overrides, ToolOverride, check_fields, schema_differences
-from .schema import describe_property, has_pattern, signature_from_schema
+from .schema import call_arguments, describe_property, has_pattern, signature_from_schema
 
 if TYPE_CHECKING:
     from .tab import Tab
@@ -175,12 +175,7 @@ class Tool:
         """Call the tool with keyword arguments, or a dict of them (for names that are not identifiers), checked
         against its schema first, in its own frame and only in the document that registered it: after the page
         changed, ``StaleToolError`` (take it from ``tab.tools`` again)."""
-        if arguments is not None and not isinstance(arguments, dict):
-            raise TypeError(
-                f"{self.name}() takes its arguments by name (or one dict of them), not a {type(arguments).__name__}; "
-                f"help(tab.tools[{self.name!r}]) lists them"
-            )
-        return await self._tab.acall(self, {**(arguments or {}), **kwargs})
+        return await self._tab.acall(self, call_arguments(self.name, arguments, kwargs, "tab.tools"))
 
     call = blocking(acall)
     __call__ = call

@@ -39,7 +39,7 @@ from mcp.client.subscriptions import ListenNotSupportedError
 from mcp.shared.exceptions import MCPError
 
 from .._version import __version__
-from ..browser.schema import check_arguments, has_pattern, signature_from_schema
+from ..browser.schema import call_arguments, check_arguments, has_pattern, signature_from_schema
 from ..browser.tools import ToolsOmittedWarning, risk_label
 from ..core._loop import blocking, on_loop, warn
 from ..core.display import Markup, clip, escape, json_or_text, pre_json, pretty_json, table, visible
@@ -223,9 +223,9 @@ class MCPTool:
         return risk_of(self.info.annotations)
 
     @on_loop
-    async def acall(self, **kwargs: Any) -> MCPResult:
-        """Call the tool with keyword arguments."""
-        return await self.server.acall(self.name, kwargs)
+    async def acall(self, arguments: dict[str, Any] | None = None, /, **kwargs: Any) -> MCPResult:
+        """Call the tool with keyword arguments, or a dict of them (for names that are not identifiers)."""
+        return await self.server.acall(self.name, call_arguments(self.name, arguments, kwargs, "server.tools"))
 
     call = blocking(acall)
     __call__ = call
