@@ -16,6 +16,7 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from eventually import eventually
@@ -135,17 +136,7 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
     try:
         with wm.mcp.connect(TIME, name="time") as clock, ScriptedServer(script) as model:
             session = wm.Session(polyfill_browser, directory=tmp_path / "run", evidence="off")
-            agent = wm.Agent(
-                flights,
-                provider="any",
-                base_url=model.base_url,
-                api_key="offline-key",
-                model="scripted",
-                confirm="medium",
-                on_confirm=lambda request: True,
-                mcp_servers=[clock],
-                session=session,
-            )
+            agent = _agent(flights, model, clock, confirm="medium", on_confirm=lambda request: True, session=session)
             result = agent.run("How many flights, and what time is it in New York?")
             session.close()
             offered = {tool["function"]["name"] for tool in model.requests[0]["tools"]}
@@ -168,6 +159,14 @@ def test_an_agent_uses_a_page_tool_and_an_mcp_tool_and_its_session_replays_witho
         flights.close()
 
 
+def _agent(tab: wm.Tab, model: ScriptedServer, clock: Any, **policy: Any) -> wm.Agent:
+    """An agent on ``tab`` with the scripted ``model`` and the time server's tools."""
+    return wm.Agent(
+        tab, provider="any", base_url=model.base_url, api_key="offline-key", model="scripted", mcp_servers=[clock],
+        **policy,
+    )  # fmt: skip
+
+
 def test_an_agent_is_told_of_refused_arguments_in_a_models_words(polyfill_browser, server) -> None:
     """A call whose arguments do not fit reaches neither the MCP server nor the page; the model is told which of
     them did not see it, and that the tool's parameters describe every argument (not a notebook's help())."""
@@ -179,16 +178,7 @@ def test_an_agent_is_told_of_refused_arguments_in_a_models_words(polyfill_browse
     ]
     try:
         with wm.mcp.connect(TIME, name="time") as clock, ScriptedServer(script) as model:
-            agent = wm.Agent(
-                flights,
-                provider="any",
-                base_url=model.base_url,
-                api_key="offline-key",
-                model="scripted",
-                confirm="never",
-                allow_high_risk=True,
-                mcp_servers=[clock],
-            )
+            agent = _agent(flights, model, clock, confirm="never", allow_high_risk=True)
             agent.run("What time is it in New York, and which flights are there?")
             told = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
     finally:
