@@ -206,6 +206,20 @@ def test_a_killed_run_keeps_every_event_up_to_the_kill(server, tmp_path):
     assert loaded.filter("tool.returned") and KEY not in (directory / "session.jsonl").read_text()
 
 
+def test_a_session_records_its_own_screenshots_only(flights, tmp_path):
+    """Two sessions record one browser (an agent's default one left open, and yours): each takes its evidence into
+    its own folder, and each records only its own screenshots, so its report shows only files it has."""
+    other = wm.Session(flights._browser, directory=tmp_path / "other", evidence="non-readonly")
+    try:
+        session = record(flights, tmp_path / "mine", evidence="non-readonly")
+    finally:
+        other.close()
+    for recorded in (session, other):
+        shots = recorded.filter("evidence.screenshot")
+        assert len(shots) == 4 and {s.data["session"] for s in shots} == {recorded.header.id}
+        assert all((recorded.directory / s.data["file"]).is_file() for s in shots)
+
+
 def test_the_report_is_an_object_that_reads_well_and_works_without_script(flights, polyfill_browser, tmp_path):
     session = record(flights, tmp_path / "evidence", evidence="non-readonly")
     shots = session.filter("evidence.screenshot")

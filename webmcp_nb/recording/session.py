@@ -150,6 +150,8 @@ class Session:
         self._file.flush()
 
     def _record(self, event: Event) -> None:
+        if event.kind.startswith("evidence.") and event.data.get("session", self.header.id) != self.header.id:
+            return  # another session's screenshot: its file is in that session's folder
         self.events.append(event)
         record = event.model_dump()
         text = record["data"].get("text")
@@ -168,12 +170,16 @@ class Session:
             name = self._write_evidence(tool.name, phase, png)
         except Exception as exc:  # evidence must never break the call it documents
             took = (time.perf_counter() - started) * 1000
-            events.emit("evidence.failed", tab_id=tab.id, duration_ms=took, tool=tool.name, phase=phase, error=str(exc))
+            events.emit(
+                "evidence.failed", tab_id=tab.id, duration_ms=took, tool=tool.name, phase=phase, error=str(exc),
+                session=self.header.id,
+            )  # fmt: skip
             return
         took = (time.perf_counter() - started) * 1000
         events.emit(
-            "evidence.screenshot", tab_id=tab.id, url=tab.url, duration_ms=took, tool=tool.name, phase=phase, file=name
-        )
+            "evidence.screenshot", tab_id=tab.id, url=tab.url, duration_ms=took, tool=tool.name, phase=phase, file=name,
+            session=self.header.id,
+        )  # fmt: skip
 
     def _write_evidence(self, tool: str, phase: str, png: bytes) -> str:
         """Write a new file (never over an existing one, never through a link someone left in the folder)."""
