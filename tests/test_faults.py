@@ -40,6 +40,11 @@ def test_a_limit_under_a_millisecond_is_said_as_such(tab):
         tab.call("hang", timeout=0.0001)
     assert str(info.value).startswith('"hang" did not finish in under 1 ms. The page may still be running it.')
     assert "(this call had 0.0001 s" in str(info.value)
+    for limit in (0, -1, float("inf"), "5", True):  # refused in Python, naming it (the relay answered BAD_REQUEST)
+        with pytest.raises(ValueError, match=r"^timeout must be a positive number of seconds, not "):
+            tab.call("hang", timeout=limit)
+    with pytest.raises(ValueError, match=r"^call_timeout must be a positive number of seconds, not -5"):
+        tab.browser.call_timeout = -5
 
 
 def test_a_tool_that_navigates_away_raises_navigated(tab):

@@ -39,7 +39,7 @@ from ..link.protocol import (
     parse_panel_event,
 )
 from ..link.relay import Relay
-from .calls import CallLine
+from .calls import CallLine, seconds
 from .chromium import ChromiumProcess, ProcessExit
 from .panel_feed import PanelFeed
 from .skills import SkillRegistry
@@ -490,8 +490,8 @@ class Browser:
         return self._calls.call_timeout
 
     @call_timeout.setter
-    def call_timeout(self, seconds: float) -> None:
-        self._calls.call_timeout = seconds
+    def call_timeout(self, value: float) -> None:
+        self._calls.call_timeout = seconds(value, "call_timeout")
 
     @property
     def max_result_chars(self) -> int:

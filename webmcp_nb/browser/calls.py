@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
@@ -19,10 +20,17 @@ if TYPE_CHECKING:
     from .tab import Tab
     from .tools import Tool
 
-__all__ = ["CallLine", "CallRecord", "Evidence", "REPLY_MARGIN"]
+__all__ = ["CallLine", "CallRecord", "Evidence", "REPLY_MARGIN", "seconds"]
 
 REPLY_MARGIN = 5.0
 """The browser enforces call timeouts; Python waits this much longer as a backstop."""
+
+
+def seconds(value: Any, name: str) -> float:
+    """``value`` as a time limit: a positive, finite number of seconds; else ``ValueError`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return float(value)
 
 
 class Evidence(Protocol):
@@ -47,12 +55,12 @@ class CallLine:
         self.events = events
         self._request = request
         self._sessions = sessions  # the browser's own list: sessions attach and detach there
-        self.call_timeout = call_timeout
+        self.call_timeout = seconds(call_timeout, "call_timeout")
         self.max_result_chars = max_result_chars
 
     def limit(self, timeout: float | None) -> float:
         """The seconds a call may run: ``timeout``, else the browser's default."""
-        return timeout if timeout is not None else self.call_timeout
+        return seconds(timeout, "timeout") if timeout is not None else self.call_timeout
 
     async def request(self, params: dict[str, Any], limit: float) -> dict[str, Any]:
         """``tool.call`` to the extension; the reply (``text``, ``frameId``)."""

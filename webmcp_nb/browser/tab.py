@@ -144,9 +144,9 @@ class Tab:
         held = name if isinstance(name, Tool) else None
         tool_name: str = name.name if isinstance(name, Tool) else name
         arguments = _arguments(tool_name, args, kwargs)
+        limit = self._calls.limit(timeout)
         record = CallRecord(self._calls.events, self, tool_name, arguments)
         tool = await record.refusing(self._checked(tool_name, frame, arguments, held))
-        limit = self._calls.limit(timeout)
         record.called(tool)
         async with self._calls.evidence(self, tool):
             try:
