@@ -1,6 +1,7 @@
 """Tabs: open, navigate, activate, screenshot, close; and the rich displays of everything a cell shows."""
 
 import pytest
+from ports import free_port
 
 import webmcp_nb as wm
 
@@ -26,6 +27,15 @@ def test_navigate_replaces_the_tools_and_activate_screenshot_close(open_tab, bro
     assert other.closed and other not in browser.tabs
     with pytest.raises(wm.TabNotFoundError):
         browser.tab(other.id)
+
+
+def test_a_page_that_does_not_load_says_what_to_check(open_tab):
+    tab = open_tab("flights/")
+    dead = f"http://127.0.0.1:{free_port()}/"  # nothing listens there
+    with pytest.raises(wm.NavigatedError) as failed:
+        tab.navigate(dead)
+    assert "failed to load: net::ERR_CONNECTION_REFUSED" in str(failed.value)
+    assert "It stays open on its error page: check the address and that its server answers" in str(failed.value)
 
 
 def test_reprs_have_html_and_plain_text(open_tab, browser):

@@ -26,7 +26,7 @@ function loaded(start) {
     const state = seen.get(tabId);
     if (tabId === undefined || state === undefined || state === 'committed') return;
     if (state === 'completed') settle.resolve(tabId);
-    else settle.reject(new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} failed to load: ${state}`, { tabId })); // the tab stays, on its error page
+    else settle.reject(new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} failed to load: ${state}. It stays open on its error page: check the address and that its server answers`, { tabId }));
   };
   const onCommitted = (d) => { if (d.frameId === 0) seen.set(d.tabId, 'committed'); };
   const onCompleted = (d) => { if (d.frameId === 0 && seen.has(d.tabId)) { seen.set(d.tabId, 'completed'); check(); } };
