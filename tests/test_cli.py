@@ -134,3 +134,15 @@ def test_mcp_refuses_a_launch_option_without_launch(option: str):
     )  # fmt: skip
     assert out.returncode == 2, out.stderr
     assert f"webmcp-nb mcp: {option} needs --launch:" in out.stderr and "Add --launch, or leave it out" in out.stderr
+
+
+@pytest.mark.parametrize("option", [("--port", "17830"), ("--browser-id", "b1")])
+def test_mcp_refuses_a_relay_option_with_launch(option: tuple[str, str]):
+    """They were accepted and ignored: --launch starts its own relay and Chromium."""
+    out = subprocess.run(
+        [sys.executable, "-m", "webmcp_nb", "mcp", "--launch", *option],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert out.returncode == 2, out.stderr
+    assert f"webmcp-nb mcp: {option[0]} does nothing with --launch:" in out.stderr
+    assert "Leave it out, or drop --launch." in out.stderr

@@ -94,17 +94,33 @@ def _relay(args: argparse.Namespace) -> int:
 
 LAUNCH_ONLY = {"headed": "--headed", "native_webmcp": "--native-webmcp"}
 """``webmcp-nb mcp``'s options that change the Chromium it launches: without ``--launch`` there is none."""
+RELAY_ONLY = {"port": "--port", "browser_id": "--browser-id"}
+"""Its options that pick your own Chrome's relay and browser: with ``--launch`` it has its own."""
+
+
+def _mixed_modes(args: argparse.Namespace) -> str | None:
+    """Why ``webmcp-nb mcp``'s options do not fit its mode (``--launch`` or your own Chrome), or ``None``."""
+    launch_only = [option for name, option in LAUNCH_ONLY.items() if getattr(args, name)]
+    relay_only = [option for name, option in RELAY_ONLY.items() if getattr(args, name) is not None]
+    given = launch_only if not args.launch else relay_only
+    if not given:
+        return None
+    need, they, them = ("needs", "it is", "it") if len(given) == 1 else ("need", "they are", "them")
+    if not args.launch:
+        return (
+            f"{' and '.join(given)} {need} --launch: {they} for the Chromium this server starts; "
+            f"without --launch it uses your own Chrome through the relay. Add --launch, or leave {them} out."
+        )
+    return (
+        f"{' and '.join(given)} {'does' if len(given) == 1 else 'do'} nothing with --launch: {they} for your own "
+        f"Chrome's relay, and with --launch this server starts its own relay and Chromium. Leave {them} out, or "
+        "drop --launch."
+    )
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    given = [option for name, option in LAUNCH_ONLY.items() if getattr(args, name)]
-    if given and not args.launch:
-        need, they, them = ("needs", "it is", "it") if len(given) == 1 else ("need", "they are", "them")
-        print(
-            f"webmcp-nb mcp: {' and '.join(given)} {need} --launch: {they} for the Chromium this server starts; "
-            f"without --launch it uses your own Chrome through the relay. Add --launch, or leave {them} out.",
-            file=sys.stderr,
-        )
+    if (mixed := _mixed_modes(args)) is not None:
+        print(f"webmcp-nb mcp: {mixed}", file=sys.stderr)
         return 2
     try:
         from .mcp.server import Options, serve
