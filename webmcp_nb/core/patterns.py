@@ -26,6 +26,7 @@ MAX_LENGTH = 4000
 MAX_COST = 10_000
 """Items an expression may unroll to: each atom counts the product of the minimum counts of the repeats around it."""
 _MAX_DEPTH = 64
+_MAX_COUNT = 4_294_967_294  # the engine's largest count (JavaScript takes any)
 _CACHED_COST = 1_000  # compiled expressions kept for reuse: only cheap ones, so the cache stays small
 
 _SETS = {
@@ -184,6 +185,8 @@ def _python_spelling(text: str, *, multiline: bool, dotall: bool) -> tuple[str, 
             end = count.end() if count else i + 1
             end += text.startswith("?", end)  # lazy
             spelled, times = text[i:end], max(1, int(count.group(1)) if count else char == "+")
+            if count and count.group(3) and int(count.group(3)) > _MAX_COUNT:  # no text is that long: unbounded
+                spelled = f"{{{count.group(1)},}}" + text[count.end() : end]
             frame[0] += frame[1] * (times - 1)
             frame[1] = 0  # a repeat is not repeated again
             i = end
