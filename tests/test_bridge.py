@@ -21,6 +21,7 @@ import webmcp_nb as wm
 from webmcp_nb.bridge.sites import Site, load_site, site_names
 from webmcp_nb.core import _loop
 from webmcp_nb.core.agent_rules import TEXTS, parse_tool_calls
+from webmcp_nb.link.grants import origin_of
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
 from webmcp_nb.testing import ScriptedServer, say
 
@@ -239,8 +240,10 @@ def test_the_bridge_does_not_follow_its_chat_tab_to_another_site(chat: Chat, clo
             assert [s for s in seen("bridge.state") if s.get("running")] == []
             # The page side's own check, for a tab that moves on between the library's look and the injection:
             opening = {"tabId": tab.id, "bridgeId": "raced", "config": bridge._config(), "origin": bridge._origin}
-            with pytest.raises(wm.PermissionDeniedError, match=r"shows http://localhost:\d+ now, not the chat site"):
+            elsewhere = r"shows http://localhost:\d+ now, not the chat site"
+            with pytest.raises(wm.PermissionDeniedError, match=elsewhere) as raced:
                 _loop.run(chat.browser._request(Method.BRIDGE_OPEN, opening, 20))
+            assert raced.value.data == {"elsewhere": origin_of(page.url)}  # the bridge knows it left, however late
             assert not bar_buttons(page)
             page.goto(home)
             eventually(lambda: [s for s in seen("bridge.state") if s.get("running")], 30, "the bridge back home")

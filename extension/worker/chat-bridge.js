@@ -52,7 +52,8 @@ async function open({ tabId, bridgeId, config, origin }) {
   }
   if (injection.result.elsewhere) {
     bridges.delete(tabId);
-    throw new RelayError(ErrorCode.PERMISSION_DENIED, `Tab ${tabId} shows ${injection.result.elsewhere} now, not the chat site ${site}`);
+    const elsewhere = injection.result.elsewhere;
+    throw new RelayError(ErrorCode.PERMISSION_DENIED, `Tab ${tabId} shows ${elsewhere} now, not the chat site ${site}`, { elsewhere });
   }
   return injection.result; // the page side's first check of the site's selectors
 }

@@ -243,6 +243,7 @@ class ChatBridge:
         on the chat site: a tab that went elsewhere is refused here, and by the page side itself (the worker tells it
         the site, and it checks its own document's origin before it starts)."""
         if (now := origin_of(self.tab.url)) != self._origin:
+            self._away = True
             raise PermissionDeniedError(
                 f"the chat tab shows {now or 'no site'} now, not the chat site {self._origin}: the bridge starts "
                 "again when the tab is back there"
@@ -254,7 +255,11 @@ class ChatBridge:
                 if level == "ask" and site is not None:  # allowed once: for this bridge's life, not the grants'
                     self._read_once.add(site)
         params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config(), "origin": self._origin}
-        found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
+        try:
+            found = await self._browser._request(Method.BRIDGE_OPEN, params, OPEN_TIMEOUT)
+        except PermissionDeniedError as exc:  # the page side found another site (this mirror of the tab lagged)
+            self._away = isinstance(exc.data, dict) and "elsewhere" in exc.data
+            raise
         self.running = True
         check = SiteCheck(self.site.name, found if isinstance(found, dict) else {})
         if not check.ok:
@@ -375,7 +380,6 @@ class ChatBridge:
                 await self._open()
             except WebMCPError as exc:
                 if attempt == REOPEN_ATTEMPTS - 1 or isinstance(exc, PermissionDeniedError):
-                    self._away = origin_of(self.tab.url) != self._origin
                     self._emit("bridge.problem", text=f"the bridge could not start on the new page: {exc.message}")
                     return
                 await asyncio.sleep(REOPEN_WAIT)
