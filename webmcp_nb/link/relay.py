@@ -708,7 +708,9 @@ class Relay:
     def notify(self, client: RelayClient, method: str, params: dict[str, Any]) -> None:
         """A client's notification: ``events.push`` (for a browser's side panels, and for the other clients when
         it comes from an MCP session) and ``request.cancel`` (the client gave up on a request)."""
-        if method == Method.EVENTS_PUSH.value and client not in self._cut_off:
+        if method == Method.EVENTS_PUSH.value:
+            if client in self._cut_off:
+                return  # a session the user closed: its events go nowhere
             peer = self._browsers.get(params.get("browserId"))  # type: ignore[arg-type]
             if peer is not None:
                 send_soon(peer.connection, notification(Method.EVENTS_PUSH, {"events": params.get("events")}))
@@ -716,8 +718,6 @@ class Relay:
                 if session is not None and isinstance(params.get("events"), list):
                     update = {"sessionId": session.info.id, "browserId": peer.info.id, "events": params["events"]}
                     self._broadcast(Method.SESSION_EVENTS, update, but=client)
-        elif method == Method.EVENTS_PUSH.value:
-            return  # a session the user closed: its events go nowhere
         elif method == Method.REQUEST_CANCEL.value:
             cancel = self._cancellers.pop((client, params.get("id")), None)  # type: ignore[arg-type]
             if cancel is not None:
