@@ -51,7 +51,7 @@ from ..browser.skills import Skill, builtin_skills_path
 from ..browser.tab import Tab
 from ..browser.tools import Tool
 from ..core.agent_rules import risk_of
-from ..core.errors import Hint, TabInUseError, WebMCPError
+from ..core.errors import Hint, StaleToolError, TabInUseError, ToolNotFoundError, WebMCPError
 from ..core.events import Event
 from ..link._sockets import spawn
 from ..link.home import relay_port
@@ -676,14 +676,12 @@ class WebMCPServer:
         if key is None or tab is None:
             why = self._retired.get(name)
             if why is not None:
-                raise _Failure(f"STALE_TOOL: {name} is gone ({why}). List the tools again (list_page_tools).")
-            raise _Failure(f"TOOL_NOT_FOUND: unknown tool {name}; the bound tab's tools are listed by list_page_tools")
+                raise StaleToolError(f"{name} is gone ({why}).")  # its step: list the tools again
+            raise ToolNotFoundError(f"unknown tool {name}; the bound tab's tools are listed by list_page_tools")
         tool = self._shown.tool(name, tab) or tab._tools.get(key)
         if tool is None:
-            raise _Failure(
-                f"STALE_TOOL: {name} ({key[1]}) is no longer registered by the page in tab {tab.id} "
-                f"({self._address(tab)}). "
-                "List the tools again (list_page_tools)."
+            raise StaleToolError(
+                f"{name} ({key[1]}) is no longer registered by the page in tab {tab.id} ({self._address(tab)})."
             )
         if self._wrapped(key, tool.info):  # listed as {"input": value}; the page wants the value
             raise _Failure(
