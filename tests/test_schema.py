@@ -170,7 +170,7 @@ PATTERNS = [
 NOT_JAVASCRIPT = [
     r"(?R)", r"(?:a|(?R))*", r"(*SKIP)", r"a{,2}", r"\Aa", r"a\Z", r"(?i)a", r"(?x)a b", r"a++", r"(?>a)", r"(?|a)",
     r"(?#note)", r"\N{BULLET}", r"\X", r"\G", r"\a", r"\-", r"a]", r"a}", r"x{1", r"(?P<n>a)", r"a{e<=1}",
-    r"(a", r"a)", r"**",
+    r"(a", r"a)", r"**", r"[\B]",
 ]  # fmt: skip
 SUBJECTS = [
     "123", "١٢٣", "abc", "café", "caf", "a\ufeffb", "a\u00a0b", "a\x1cb", "a\nb", "a\n", "a\rb", "\n", "\u2028",

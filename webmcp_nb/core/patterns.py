@@ -81,8 +81,8 @@ def _escape(text: str, i: int, in_class: bool) -> tuple[str, int]:
         return (_SETS[char] if in_class else f"[{_SETS[char]}]"), i + 2
     if char.lower() in _SETS:
         return f"[^{_SETS[char.lower()]}]", i + 2
-    if char in _BOUNDARIES:
-        return ("\\x08" if in_class and char == "b" else _BOUNDARIES[char]), i + 2
+    if char in _BOUNDARIES and not (in_class and char == "B"):  # in a class, \b is a backspace and \B nothing
+        return ("\\x08" if in_class else _BOUNDARIES[char]), i + 2
     if char in _CONTROLS:
         return _CONTROLS[char], i + 2
     if char == "c" and text[i + 2 : i + 3].isascii() and text[i + 2 : i + 3].isalpha():
