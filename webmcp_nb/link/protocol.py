@@ -222,6 +222,9 @@ class TabInfo(BaseModel):
     webmcp: str = ""
     """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), or ``polyfill`` (the extension's);
     empty until its bridge reported (pages that are not secure contexts never do)."""
+    target_id: str | None = Field(default=None, alias="targetId")
+    """The tab's DevTools target, when the browser is one the library launched with its DevTools pipe: the relay
+    then takes the page's native tools from the pipe (the extension leaves them out of the tab's tools)."""
 
 
 class InstalledSkill(BaseModel):
