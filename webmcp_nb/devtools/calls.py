@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -68,27 +67,28 @@ class Calls:
         args = params.get("args") or {}
         if not isinstance(name, str):
             return None
-        try:
-            json.dumps(args, allow_nan=False)  # JavaScript's JSON refuses NaN: fail alone, now
-        except (TypeError, ValueError) as exc:
-            settle(None, error_body(ErrorCode.INVALID_ARGS, f"{name}: the arguments are not JSON ({exc})"))
-            return _nothing
-        frames = sorted(target.frames.values(), key=lambda f: f.number)
         if number is not None:
             frame = target.numbers.get(number)
             if document is not None and (frame is None or frame.document != document):
                 settle(None, error_body(ErrorCode.STALE_TOOL, _stale(tab_id, name)))
                 return _nothing
             frames = [frame] if frame is not None else []
-        listed = [f for f in frames if name in f.tools]
-        candidates = listed[:1] or [f for f in frames if name in f.left_out]
+        else:
+            frames = sorted(target.frames.values(), key=lambda f: f.number)
+        listed = next((f for f in frames if name in f.tools), None)
+        candidates = [listed] if listed is not None else [f for f in frames if name in f.left_out]
         if not candidates:
             settle(None, error_body(ErrorCode.TOOL_NOT_FOUND, f'Tab {tab_id} has no tool named "{name}"'))
             return _nothing
         key = next(self._ids)
-        call = self._running[key] = _Call(key, name, tab_id, target, candidates[0], settle, max_chars, candidates[1:])
+        call = _Call(key, name, tab_id, target, candidates[0], settle, max_chars, candidates[1:])
+        try:
+            self._invoke(key, call, args)
+        except ValueError as exc:  # JavaScript's JSON refuses NaN: fail alone, now
+            settle(None, error_body(ErrorCode.INVALID_ARGS, f"{name}: the arguments are not JSON ({exc})"))
+            return _nothing
+        self._running[key] = call
         call.timer = asyncio.get_running_loop().call_later(timeout_ms / 1000, self._expire, key, timeout_ms)
-        self._invoke(key, call, args)
         return lambda: self._give_up(key)
 
     def _invoke(self, key: int, call: _Call, args: Any) -> None:
@@ -120,9 +120,9 @@ class Calls:
                 call.invocation = invocation
                 self._invocations[invocation] = call
 
-        self.started += 1
         params = {"frameId": frame.id, "toolName": call.name, "input": args}
-        self._pipe.send("WebMCP.invokeTool", params, frame.session, invoked)
+        self._pipe.send("WebMCP.invokeTool", params, frame.session, invoked)  # (ValueError: arguments not JSON)
+        self.started += 1
 
     def responded(self, params: dict[str, Any]) -> None:
         """``WebMCP.toolResponded``: the call's outcome, handed back once the relay has seen what the page changed

@@ -91,7 +91,8 @@ class Pipe:
         self, method: str, params: dict[str, Any] | None = None, session: str | None = None, reply: Reply | None = None
     ) -> None:
         """Send ``method``; ``reply`` gets its answer when it comes (in order with the events), or a
-        ``CommandError`` (code -1) when the pipe closes first."""
+        ``CommandError`` (code -1) when the pipe closes first. ``ValueError`` if ``params`` are not JSON (NaN,
+        which JavaScript's JSON refuses, too)."""
         if self.closed or self._writer is None:
             if reply is not None:
                 reply(None, CommandError(-1, "the browser's DevTools pipe is closed"))
@@ -100,8 +101,12 @@ class Pipe:
         message: dict[str, Any] = {"id": rid, "method": method, "params": params or {}}
         if session is not None:
             message["sessionId"] = session
+        try:
+            data = _encode(message).encode() + b"\0"
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
         self._waiting[rid] = reply or _ignore
-        self._writer.write(json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\0")
+        self._writer.write(data)
 
     async def call(
         self, method: str, params: dict[str, Any] | None = None, session: str | None = None
@@ -198,6 +203,9 @@ class Pipe:
             with contextlib.suppress(Exception):
                 reply(None, CommandError(-1, "the browser's DevTools pipe closed"))
         self._on_close()
+
+
+_encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 
 
 def _ignore(result: dict[str, Any] | None, error: CommandError | None) -> None:
