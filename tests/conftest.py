@@ -30,7 +30,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 os.environ["WEBMCP_NB_HOME"] = str(_HOME)
 
 
-LAUNCHED = {"polyfill_browser", "native_browser", "worker_browser", "own_browser", "chromium", "lab"}
+LAUNCHED = {
+    "polyfill_browser",
+    "native_browser",
+    "extension_browser",
+    "worker_browser",
+    "own_browser",
+    "chromium",
+    "lab",
+}
 """Fixtures that launch a Chromium: a test using one (directly or through another fixture) is marked ``browser``."""
 
 
@@ -59,6 +67,14 @@ def polyfill_browser() -> Iterator[wm.Browser]:
 @pytest.fixture(scope="session")
 def native_browser() -> Iterator[wm.Browser]:
     with wm.launch(native_webmcp=True) as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
+def extension_browser() -> Iterator[wm.Browser]:
+    """Native WebMCP through the extension with lanes (as on loopback pages in a user's own Chrome): for the tests
+    of lanes, which the DevTools pipe leaves unused."""
+    with wm.launch(native_webmcp=True, devtools=False) as browser:
         yield browser
 
 

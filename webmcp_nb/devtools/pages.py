@@ -8,11 +8,12 @@ the frame's tools (and its iframes'), except that a document restored from the b
 tools just before its navigation commits, and keeps them.
 
 The protocol's ``Tool`` has no title, so titles are read in an isolated world of the frame (``getTools()`` there,
-out of the page scripts' reach). That listing costs the page time in proportion to all its tools, so a frame's new
-tools are held back until their titles are read only while the frame is small (:data:`HOLD_CHARS`; 1,000 plain
-tools are well under it): a frame larger than that has its tools shown at once, and their titles added once it has
-been quiet for :data:`QUIET` seconds. A change is told to the relay (``emit``) once for each tab and turn of the
-loop, in the relay's words (:mod:`.tools`). Which tab a target is, the relay learns from the extension (``bind``).
+out of the page scripts' reach). That listing costs the page time in proportion to all its tools, so a tool new to
+its document is held back until its title is read only while the frame is small (:data:`HOLD_CHARS`; 1,000 plain
+tools are well under it); a tool registered again that had no title, or any tool of a larger frame, is shown at
+once, and its title (if it now has one) added once the frame has been quiet for :data:`QUIET` seconds. A change
+is told to the relay (``emit``) once for each tab and turn of the loop, in the relay's words (:mod:`.tools`). Which
+tab a target is, the relay learns from the extension (``bind``).
 """
 
 from __future__ import annotations
@@ -245,7 +246,7 @@ class Pages:
         for below in [f for f in target.frames.values() if f.parent == frame.id]:
             gone |= self._remove(target, below)
         self._describe(frame, info)
-        frame.world = None
+        frame.world, frame.untitled = None, set()
         self._relabel(target, frame, [n for n in frame.tools if n in kept])
         self._on_gone(gone)
         self._changed(target)
@@ -305,7 +306,8 @@ class Pages:
             frame.changes += 1
             frame.arrived.add(name)
             if frame.put(name, tool, size):
-                target.untitled.setdefault(frame.id, {})[name] = (frame.changes, frame.chars <= HOLD_CHARS)
+                hold = frame.chars <= HOLD_CHARS and name not in frame.untitled
+                target.untitled.setdefault(frame.id, {})[name] = (frame.changes, hold)
                 target.added = asyncio.get_running_loop().time()
             else:
                 target.untitled.get(frame.id, {}).pop(name, None)
@@ -430,15 +432,18 @@ class Pages:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(self._titles(target, wanted, titles), TITLE_WAIT)
                 for fid, names in wanted.items():
-                    self._titled(target, fid, names, titles.get(fid, {}))
+                    self._titled(target, fid, names, titles.get(fid, {}), fid in titles)
                 self.flush(target)
         finally:
             target.reading = False
         if target.untitled:
             self._changed(target)
 
-    def _titled(self, target: Target, fid: str, names: dict[str, tuple[int, bool]], titles: dict[str, str]) -> None:
-        """Put the titles read in the frame's tools (a tool already shown is replaced, so the relay hears of it)."""
+    def _titled(
+        self, target: Target, fid: str, names: dict[str, tuple[int, bool]], titles: dict[str, str], read: bool
+    ) -> None:
+        """Put the titles read (``read``: the frame answered) in the frame's tools (a tool already shown is replaced,
+        so the relay hears of it)."""
         frame, untitled = target.frames.get(fid), target.untitled.get(fid)
         if frame is None or untitled is None:
             return
@@ -447,6 +452,8 @@ class Pages:
                 continue  # registered again meanwhile: read again
             del untitled[name]
             title, tool = titles.get(name), frame.tools.get(name)
+            if tool is not None and read:
+                (frame.untitled.discard if title else frame.untitled.add)(name)
             if not title or tool is None:
                 continue
             if entry[1]:  # held back: not shown yet

@@ -58,6 +58,9 @@ class Frame:
     """Changes to its tools so far (a call that saw the count move changed them)."""
     world: int | None = None
     """The execution context of its isolated world, where titles are read (``None``: not made for this document)."""
+    untitled: set[str] = field(default_factory=set)
+    """Names its document registered without a title when last read: registered again, they are shown at once (and
+    their titles read again after)."""
     chars: int = 0
 
     @property
@@ -85,7 +88,7 @@ class Frame:
     def clear(self) -> list[str]:
         """Forget the document: its tools' names."""
         gone = list(self.tools)
-        self.tools, self.sizes, self.left_out, self.chars, self.world = {}, {}, set(), 0, None
+        self.tools, self.sizes, self.left_out, self.chars, self.world, self.untitled = {}, {}, set(), 0, None, set()
         return gone
 
 

@@ -197,10 +197,18 @@
   let reset = true;
   const bySequence = (a, b) => (registeredAt.get(a) ?? Infinity) - (registeredAt.get(b) ?? Infinity);
 
+  let current = null; // the listing waiting for the page's tools: its sync ids and the change count it began at
   async function report(syncIds) {
     const names = new Set();
     const listed = new Map();
-    for (const tool of (await listAll()).flat()) {
+    current = { syncIds, changes };
+    let lists;
+    try {
+      lists = await listAll();
+    } finally {
+      current = null;
+    }
+    for (const tool of lists.flat()) {
       if (names.has(tool.name)) continue;
       names.add(tool.name);
       const text = toText(tool);
@@ -249,6 +257,12 @@
   });
   let queued = null; // the sync ids of the listing that has not started yet
   function requestReport(syncId) {
+    // A sync asked while a listing waits for the page's tools, with nothing changed since it began, is answered by
+    // that listing's report (a call that changed the tools asks for them while the change's own listing runs).
+    if (syncId !== undefined && !queued && current?.changes === changes) {
+      current.syncIds.push(syncId);
+      return;
+    }
     if (!queued) {
       const syncIds = (queued = []);
       chain = chain.then(() => { queued = null; return report(syncIds); }).catch(() => {});
