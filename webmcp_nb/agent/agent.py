@@ -22,7 +22,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..browser.gate import ASK_TIMEOUT, Asker, Need, check_call, check_site
+from ..browser.gate import ASK_TIMEOUT, Asker, check_call, check_page
 from ..browser.tools import Tool
 from ..core import _loop
 from ..core.agent_rules import (
@@ -404,7 +404,7 @@ class Agent:
         """Requests and tool calls until the model answers (or the call limit makes it)."""
         tools_offered = True
         while True:
-            await self._check_site("read", deadline, action="read the page")  # its title, address and tools
+            await check_page(self.tab, "read", self._asker, action="read the page", timeout=self._ask_time(deadline))
             specs = tool_specs(self._tools()) if tools_offered else {}
             reply = await self._io.complete(functools.partial(self._conversation, specs), specs)
             if reply.usage is not None:
@@ -529,11 +529,6 @@ class Agent:
     def _ask_time(self, deadline: float) -> float:
         """How long an ask may wait: the turn's remaining time (:mod:`webmcp_nb.browser.gate`)."""
         return max(0.1, min(ASK_TIMEOUT, deadline - asyncio.get_running_loop().time() - 1.0))
-
-    async def _check_site(self, need: Need, deadline: float, **what: Any) -> None:
-        """The tab's site must be granted for ``need``; a site never granted asks the user, for at most the turn's
-        remaining time."""
-        await check_site(self.tab.browser, need, self._asker, tab=self.tab, timeout=self._ask_time(deadline), **what)
 
     def _tools(self) -> list[Tool | MCPTool]:
         """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""

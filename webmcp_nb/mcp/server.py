@@ -794,12 +794,13 @@ class WebMCPServer:
         return _json(self._summary(await self._require_tab().areload()))
 
     async def _tool_screenshot(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
-        png = await self._require_tab().ascreenshot()
+        png = await self.sites.screenshot(self._require_tab())
         image = types.ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
         return types.CallToolResult(content=[image])
 
     async def _tool_list_page_tools(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
         tab = self._require_tab()
+        self.sites.require_checked(tab, "its tools were not listed; list them again")
         self._show()
         tools = [
             {
