@@ -186,7 +186,8 @@ FIXED_TOOLS: list[types.Tool] = [
     ),
     types.Tool(
         name="screenshot",
-        description="A PNG of the bound tab's visible area (the tab is brought to the front first).",
+        description="A PNG of the bound tab's visible area (the tab is brought to the front first). Taken only of "
+        "the site the user's grants were checked for, and with read on the site of every frame it shows.",
         input_schema=_object({}),
         annotations=_annotations(True, False, True),
     ),
