@@ -304,7 +304,8 @@ def _replay(args: argparse.Namespace) -> int:
         with launch(headless=not args.headed, native_webmcp=args.native) as browser:
             tab = browser.open(url)
             replay = replay_agent if agent_turns else replay_calls
-            report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True)
+            policy = {"confirm": args.confirm, "allow_high_risk": args.allow_high_risk}  # nobody here answers an ask
+            report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True, **policy)
             print(report)
             if args.report and report.session is not None:
                 report.session.report(args.report)
@@ -542,6 +543,17 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--calls", action="store_true", help="repeat the tool calls only, not the agent turns")
     replay.add_argument("--ignore", action="append", default=[], help="a volatile field to skip, e.g. searchId")
     replay.add_argument("--tolerance", type=float, default=0.0, help="accept numbers this close")
+    replay.add_argument(
+        "--confirm",
+        choices=["high", "medium", "always", "never"],
+        default="high",
+        help="the risks the replay asks about before a call, as an agent's confirm does; nobody answers here, so "
+        "those calls are denied (default: high; the session's own policy is never used, high-risk calls are denied "
+        "under every policy without --allow-high-risk)",
+    )
+    replay.add_argument(
+        "--allow-high-risk", action="store_true", help="let the replay run high-risk tools (send, pay, delete, publish)"
+    )
     replay.add_argument("--report", help="write the replay's HTML report here")
     replay.add_argument("--headed", action="store_true", help="show the browser window")
     replay.add_argument("--native", action="store_true", help="use the browser's own WebMCP, not the polyfill")

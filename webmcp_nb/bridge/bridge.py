@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, error_text, specs_text, tool_specs
+from ..browser import checked
 from ..browser.gate import Asker, check_call, check_site, shows
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
@@ -251,7 +252,7 @@ class ChatBridge:
         for source in self.servers:
             if isinstance(source, Tab):
                 level = await check_site(source.browser, "read", self._asker, tab=source, action="read")
-                site = origin_of(source.url)
+                site = checked.site_of(source.id)  # the site the relay checked: the tab may have moved since
                 if level == "ask" and site is not None:  # allowed once: for this bridge's life, not the grants'
                     self._read_once.add(site)
         params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config(), "origin": self._origin}

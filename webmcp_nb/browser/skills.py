@@ -29,6 +29,7 @@ from ..core.agent_rules import Risk
 from ..core.display import escape, table, visible
 from ..core.errors import InvalidArgumentsError, SkillHealthError
 from ..link.protocol import InstalledSkill, Method
+from . import checked
 
 if TYPE_CHECKING:
     from .browser import Browser
@@ -323,10 +324,13 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
     async def ainstall(self, skill: Skill, *, tab: Tab | None = None) -> list[InjectionResult]:
         """Install ``skill`` (auto-injected on every load of a matching URL) and run it now in every open
         matching tab, and in ``tab``. Tabs where its health check fails get no tools; they are reported in
-        the results and by a :class:`SkillHealthWarning`."""
+        the results and by a :class:`SkillHealthWarning`. Injected for a model whose grant check read ``tab``'s site
+        (:mod:`.checked`), it runs there only in the document that shows that site, or raises ``NavigatedError``
+        having installed nothing."""
         params: dict[str, Any] = {"skill": skill.wire()}
         if tab is not None:
-            params["tabId"] = tab.id
+            site = checked.site_of(tab.id)
+            params |= {"tabId": tab.id, **({"site": site} if site is not None else {})}
         reply = await self._browser._request(Method.SKILL_INSTALL, params, 30.0)
         self._sources[skill.name] = skill
         results = [
