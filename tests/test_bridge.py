@@ -6,7 +6,9 @@ clicks inside the bar's closed shadow root (through the DevTools protocol, as Pl
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,12 +17,14 @@ from typing import Any
 import pytest
 from cdp import playwright_context, stop_service_worker
 from eventually import eventually
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp_peers import node_tool
 
 import webmcp_nb as wm
 from webmcp_nb.bridge.sites import Site, load_site, site_names
 from webmcp_nb.core import _loop
-from webmcp_nb.core.agent_rules import TEXTS, parse_tool_calls
+from webmcp_nb.core.agent_rules import TEXTS, TOOL_CALL, parse_tool_calls
 from webmcp_nb.link.grants import origin_of
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
 from webmcp_nb.testing import ScriptedServer, say
@@ -457,6 +461,108 @@ def test_a_block_that_is_not_a_call_is_an_error_for_the_chat() -> None:
     (bad,) = parse_tool_calls('<tool_call>{"name": "n", "arguments": NaN}</tool_call>')
     assert bad["error"].startswith('The tool call was not a JSON object with a "name" and "arguments"')
     assert len(parse_tool_calls("<tool_call>{}</tool_call>" * 40)) == 16  # at most this many per reply
+
+
+OPENINGS = ["<tool_call>", "&lt;tool_call&gt;", "\\<tool_call\\>"]
+CLOSINGS = ["</tool_call>", "&lt;/tool_call&gt;", "\\</tool_call\\>"]
+
+
+def reference_parse(text: str) -> list[dict[str, Any]]:
+    """What ``parse_tool_calls`` must find, written plainly (and slowly): the closing tags from left to right; each
+    one's block starts at the last opening tag after the closing tag before it (none: no block); 16 blocks at most.
+    (The parser also stops after 256 closing tags, more than these replies hold.)"""
+    found: list[dict[str, Any]] = []
+    start = 0
+    for close in re.finditer(TOOL_CALL["close"], text):
+        openings = [m for m in re.finditer(TOOL_CALL["open"], text[start : close.start()])]
+        body_start, escaped = (start + openings[-1].end(), openings[-1].group().startswith("&")) if openings else (0, 0)
+        start = close.end()
+        if not openings:
+            continue
+        body = re.sub(TOOL_CALL["fence"], "", text[body_start : close.start()].strip()).strip()
+        body = html.unescape(body) if escaped else body
+        try:
+            call = json.loads(body, parse_constant=float)
+        except ValueError:
+            call = None
+        if isinstance(body, str) and re.search(r"\b(NaN|Infinity)\b", body):
+            call = None
+        ok = isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]
+        found.append({"name": call["name"], "arguments": call.get("arguments", {})} if ok else {"text": body})
+    return found[: TOOL_CALL["max_calls"]]
+
+
+PIECES = st.sampled_from(
+    [
+        *OPENINGS,
+        *CLOSINGS,
+        '{"name": "a", "arguments": {"x": 1}}',
+        "{&quot;name&quot;: &quot;b&quot;, &quot;arguments&quot;: {}}",
+        "```json\n",
+        "\n```",
+        "tool_call",
+        "<",
+        ">",
+        " ",
+        "\n",
+        "text",
+        "{",
+    ]
+)
+
+
+@given(st.lists(PIECES, max_size=40))
+@settings(max_examples=400, deadline=None)
+def test_the_parser_finds_the_block_of_each_closing_tag_from_the_last_opening_before_it(pieces: list[str]) -> None:
+    """Every way a reply can hold tags (escaped, nested, unclosed, stray): the parser finds what the plain
+    reference finds. A block is the last opening tag before its closing tag: openings a page adds before a real
+    call (or a model's unclosed one) never swallow it."""
+    text = "".join(pieces)
+    found = [call if "name" in call else {"text": call["text"]} for call in parse_tool_calls(text)]
+    assert found == reference_parse(text)
+
+
+class Counted:
+    """A compiled pattern that counts the characters each scan is given (what the parser makes it examine)."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.chars = pattern, 0
+
+    def _span(self, text: str, pos: int, endpos: int) -> None:
+        self.chars += max(0, min(endpos, len(text)) - pos)
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Iterator[re.Match[str]]:
+        self._span(text, pos, endpos)
+        return self.pattern.finditer(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        self._span(text, pos, endpos)
+        return self.pattern.match(text, pos, endpos)
+
+
+@pytest.mark.parametrize(
+    ("flood", "after", "expected"),
+    [
+        (50_000, "", []),  # the old parser took 1.5 s on this (26 s on 200,000 characters), holding the loop
+        (200_000, tool_call("time_get_current_time", timezone="UTC"), [("time_get_current_time", {"timezone": "UTC"})]),
+        (200_000, "</tool_call>" * 20_000, [("error", "")]),  # one empty block; the other closing tags close nothing
+    ],
+)
+def test_a_flood_of_openings_is_read_in_one_pass(
+    monkeypatch: pytest.MonkeyPatch, flood: int, after: str, expected: list[Any]
+) -> None:
+    """A page (or a model) writes a wall of ``<tool_call>`` openings into the reply, with a real call after it or
+    none: the parser examines each character of the reply at most twice (once looking for closing tags, once for
+    the opening before one), and a call after the flood is still the call."""
+    from webmcp_nb.core import agent_rules
+
+    scans = {name: Counted(pattern) for name, pattern in getattr(agent_rules, "_SCAN", {}).items()}
+    monkeypatch.setattr(agent_rules, "_SCAN", scans, raising=False)
+    text = "<tool_call>" * (flood // len("<tool_call>")) + after
+    found = parse_tool_calls(text)
+    assert [(c["name"], c["arguments"]) if "name" in c else ("error", c["text"]) for c in found] == expected
+    examined = sum(scan.chars for scan in scans.values())
+    assert 0 < examined <= 2 * len(text), f"{examined} characters examined for a reply of {len(text)}"
 
 
 def test_site_adapters_are_data_and_bad_ones_name_the_field(tmp_path: Path) -> None:
