@@ -463,6 +463,17 @@ def test_a_block_that_is_not_a_call_is_an_error_for_the_chat() -> None:
     assert len(parse_tool_calls("<tool_call>{}</tool_call>" * 40)) == 16  # at most this many per reply
 
 
+def test_a_call_nested_deeper_than_the_json_decoder_goes_is_an_error_not_a_crash() -> None:
+    """A page (or a model) writes a call, or arguments, nested 100,000 deep: a bad call for the chat, arguments
+    that are not an object for the agent — not a ``RecursionError`` out of the parser, which stopped the reply."""
+    from webmcp_nb.agent.model_io import parse_arguments
+
+    deep = "[" * 100_000
+    (bad,) = parse_tool_calls(f'<tool_call>{{"name": "n", "arguments": {deep}</tool_call>')
+    assert bad["error"].startswith('The tool call was not a JSON object with a "name" and "arguments"')
+    assert parse_arguments(deep) == deep
+
+
 OPENINGS = ["<tool_call>", "&lt;tool_call&gt;", "\\<tool_call\\>"]
 CLOSINGS = ["</tool_call>", "&lt;/tool_call&gt;", "\\</tool_call\\>"]
 

@@ -465,7 +465,7 @@ def parse_tool_calls(text: str) -> list[dict[str, Any]]:
             body = html.unescape(body)
         try:
             call = json.loads(body, parse_constant=_no_constant)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the decoder goes
             call = None
         if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]:
             found.append({"name": call["name"], "arguments": call.get("arguments", {})})
