@@ -67,7 +67,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "There are 15 flights from London to New York" in text and "every selector works" in text
         assert "call time_get_current_time" in text and "every result as recorded" in text
-        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar and card
+        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar (a call waiting)
     if path.name.startswith("06-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text

@@ -249,13 +249,15 @@ def bridged(lab: Lab, server: Any, run: Run) -> Iterator[Bridged]:
         page = lab.context.new_page()
         page.goto(url)
         chat = eventually(lambda: next((t for t in lab.browser.tabs if t.url == url), None))
-        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, session=False)
+        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, auto_send=True, session=False)
         # the bar: the page's tool names and descriptions, once it has drawn them
         out.bar.append(eventually(lambda: shadow_showing(page, "inspectMe"), 30, "the bar listing the tools"))
         bridge.send(f"Do it. {lab.everything}")
-        eventually(lambda: bridge.pending, 60, "the card for transfer")
-        card = eventually(lambda: shadow_showing(page, "transfer", "Run it"), 30, "the card drawn")
-        out.bar.append(card)  # a card: the arguments a chat reply wrote
+        eventually(lambda: bridge.pending, 60, "forgeBlock to wait")
+        bridge.answer(bridge.pending[0], True)
+        eventually(lambda: shadow_showing(page, "transfer", "waits for your answer"), 60, "transfer to wait")
+        eventually(lambda: bridge.pending, 60, "the answer for transfer")
+        out.bar.append(shadow_html(page))  # a call that waits: its name, as the chat reply wrote it
         bridge.answer(bridge.pending[0], False)
         assert bridge.wait_answer(timeout=60).startswith("Done.")
         out.views = [bridge, bridge.check()]
@@ -590,12 +592,12 @@ def test_the_chat_bridge_shows_page_text_as_text_and_sends_results_as_data(lab: 
         page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 50)))")
         seen = page.evaluate(CHECK_DOM, {"tags": BAR_TAGS, "styles": [], "scripts": []})
         page.close()
-        bad += violations(seen, f"chat bridge bar ({'with a card' if i else 'tools'})")
-    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "Run it" in bridged.bar[1]
+        bad += violations(seen, f"chat bridge bar ({'with a call waiting' if i else 'tools'})")
+    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "waits for your answer" in bridged.bar[1]
     results = [m for m in bridged.sent if m.startswith("<tool_result ")]
     bad += [f"sent to the chat: {m[:300]}" for m in results if not one_block(m, "tool_result")]
     assert not bad, "\n".join(bad)
-    assert "<U+202E>" in seen["text"]  # the card's arguments: the note reads forwards
+    assert "<U+202E>" in seen["text"]  # failLoudly's description in the tools list: it reads forwards
     assert len(results) == 2 and "&lt;/tool_result&gt;" in results[0]  # forgeBlock's result, defused
     assert results[1] == f'<tool_result tool="transfer" status="error">\n{TEXTS["denied"]}\n</tool_result>'
 

@@ -159,7 +159,7 @@ export function describe(event) {
       return `the assistant answered (${calls} tool call${calls === 1 ? '' : 's'} this turn)`;
     }
     case 'bridge.closed': return 'chat bridge closed';
-    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: offered to the user as a button`;
+    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: the user is asked whether to run it`;
     case 'bridge.problem': return `in the chat page: ${d.text ?? ''}`;
     case 'override.set': {
       const fields = d.fields && typeof d.fields === 'object' && !Array.isArray(d.fields) ? Object.keys(d.fields) : [];

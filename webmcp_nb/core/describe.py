@@ -263,7 +263,8 @@ def describe(event: Event) -> str:
     if kind == "bridge.closed":
         return "chat bridge closed"
     if kind == "bridge.offered":
-        return f"{call_text(tool, data.get('arguments'), 80)} written without its tags: offered to the user as a button"
+        call = call_text(tool, data.get("arguments"), 80)
+        return f"{call} written without its tags: the user is asked whether to run it"
     if kind == "bridge.problem":
         return f"in the chat page: {data.get('text', '')}"
     if kind == "override.set":
