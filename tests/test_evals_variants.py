@@ -44,6 +44,10 @@ def test_variants_are_compared_with_their_intervals_and_their_text(tmp_path: Pat
     text, page = str(report), (tmp_path / "report.html").read_text()
     for sentence in (direct, overall):
         assert sentence in text and html.escape(sentence) in page
+    assert text.index(direct) < text.index(overall) and page.index(html.escape(direct)) < page.index(
+        html.escape(overall)
+    )  # the difference found leads, not "over all tasks: no clear difference"
+    assert comparison.lines()[0] == direct
     page_own = next(t for t in suite.tools if t["name"] == "setFilters")["description"]
     assert f"      - {page_own}" in text and f"      + {CLEARER}" in text  # the variant's text beside the page's
     assert "<ins style='background:#dafbe1'> For direct (nonstop) flights only, set stops to [0].</ins>" in page

@@ -444,8 +444,11 @@ def _eval(args: argparse.Namespace) -> int:
     if report.directory is not None:
         print(f"report: {visible((report.directory / 'report.html').resolve())} (and report.json; sessions in runs/)")
     if not report.ok(args.threshold):
-        print(f"below the threshold ({args.threshold:.0%} success, no errors)", file=sys.stderr)
+        print("webmcp-nb eval: exit 1, below the threshold:", file=sys.stderr)
+        print("\n".join(f"  {visible(line)}" for line in report.shortfalls(args.threshold)), file=sys.stderr)
         return 1
+    reached = f"at least {args.threshold:.0%} of its runs passed"
+    print(f"every model reached the threshold ({reached}) and no run ended in an error: exit 0")
     return 0
 
 

@@ -329,9 +329,28 @@ class EvalReport:
 
     def ok(self, threshold: float = 1.0) -> bool:
         """Every model's success rate is at least ``threshold`` and no run ended in an error (what CI checks)."""
-        return bool(self.runs) and all(
-            s["errors"] == 0 and (s["success_rate"] or 0.0) >= threshold for s in self.models.values()
-        )
+        return bool(self.runs) and not self.shortfalls(threshold)
+
+    def shortfalls(self, threshold: float = 1.0) -> list[str]:
+        """Why :meth:`ok` is false, a sentence per model that misses: how many runs passed against how many
+        ``threshold`` requires, and the runs that ended in an error (any error fails)."""
+        if not self.runs:
+            return ["no run was made"]
+        out = []
+        for model, s in self.models.items():
+            judged = s["passed"] + s["failed"]
+            if judged and s["success_rate"] < threshold:
+                needed = next(n for n in range(judged + 1) if n / judged >= threshold)
+                out.append(
+                    f"{model}: {s['passed']} of {judged} runs passed ({_pct(s['success_rate'])}); the threshold, "
+                    f"{threshold:.0%}, requires {needed} of {judged}"
+                )
+            if s["errors"]:
+                out.append(
+                    f"{model}: {s['errors']} of {s['runs']} runs ended in an error ({_errors(s)}); any error "
+                    "fails the check"
+                )
+        return out
 
     def run(self, run_id: str) -> RunRecord:
         return next(r for r in self.runs if r.run_id == run_id)
@@ -909,15 +928,17 @@ class VariantComparison:
         return [r for r in self.results if r.task is None]
 
     def lines(self) -> list[str]:
-        """The comparison in sentences: over all tasks first, then the tasks where a variant made a difference
-        (or, when none did, each task)."""
+        """The comparison in sentences, the clear differences first (over all tasks, then on a task), then over
+        all tasks where there is none; each task is said only where a variant made a difference (or, when none
+        did, each one)."""
         per_task = [r for r in self.results if r.task is not None]
         if len(self.tasks) == 1:
             return [r.sentence() for r in per_task]  # its one task's counts are the overall ones
-        out = [r.sentence() for r in self.overall]
-        clear = [r for r in per_task if r.verdict != "no clear difference"]
-        out += [r.sentence() for r in (clear or per_task)]
-        return out
+        clear = [r for r in [*self.overall, *per_task] if r.verdict != "no clear difference"]
+        unclear = [r for r in self.overall if r.verdict == "no clear difference"]
+        if not any(r.task is not None for r in clear):
+            unclear += per_task
+        return [r.sentence() for r in [*clear, *unclear]]
 
     def to_json(self) -> dict[str, Any]:
         return {
