@@ -58,6 +58,9 @@ def test_variants_are_compared_with_their_intervals_and_their_text(tmp_path: Pat
         return [e.data["tool"] for e in wm.Session.load(report.session_path(run)).filter("override.set")]
 
     assert overrides("clearer") == ["setFilters"] and overrides("shipped") == []  # recorded in each run's session
+    run_report = wm.Session.load(report.session_path(report.runs[0])).report()
+    assert run_report.summary.model == "scripted:flights"  # as the eval names it, not its endpoint's "any:flights"
+    assert "<code>scripted:flights</code>" in run_report.html
     assert wm.evals.EvalReport.load(tmp_path).compare_variants().results == comparison.results
 
 
