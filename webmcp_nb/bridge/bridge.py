@@ -45,6 +45,7 @@ from ..core.agent_rules import (
     resolve_policy,
     result_text,
 )
+from ..core.describe import counted
 from ..core.display import clip, escape, table, visible
 from ..core.errors import (
     ConfigurationError,
@@ -506,7 +507,7 @@ class ChatBridge:
         self._emit("bridge.answered", calls=self._turn_calls)
         self._answers.append(text)
         self._answered.set()
-        self._status(f"the assistant answered ({self._turn_calls} tool calls this turn)")
+        self._status(f"the assistant answered ({counted(self._turn_calls, 'tool call')} this turn)")
 
     async def _run_offer(self, turn: tuple[str, int], reply: _Reply, call: dict[str, Any]) -> None:
         """The user pressed "run this call": the press is their confirmation."""
