@@ -262,8 +262,7 @@ def evals() -> None:
             news.first.click()
         time.sleep(0.5)
         page.screenshot(path=str(DOCS / "evals-jupyterlab.png"))
-        output.get_by_text("Per task: the runs side by side").scroll_into_view_if_needed()
-        page.mouse.wheel(0, 350)
+        output.get_by_text("Per task: the runs side by side").evaluate("(h) => h.scrollIntoView({block: 'start'})")
         time.sleep(0.5)
         page.screenshot(path=str(DOCS / "evals-jupyterlab-runs.png"))
 

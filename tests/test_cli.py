@@ -50,7 +50,8 @@ def test_without_a_command_it_prints_its_help_and_starts_nothing():
     out = _cli()
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage: webmcp-nb") and "COMMAND --help" in out.stdout
-    for command in ("demo", "replay", "eval", "relay", "mcp", "pair", "grants", "doctor", "browsers", "serve-demo"):
+    commands = ("demo", "replay", "eval", "relay", "mcp", "mcp-config", "pair", "grants", "doctor", "browsers")
+    for command in (*commands, "serve-demo"):
         assert f"\n    {command} " in out.stdout, command
     assert "listFlights" not in out.stdout and not out.stderr  # no demo ran
     version = _cli("--version")

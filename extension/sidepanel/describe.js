@@ -112,7 +112,7 @@ export function describe(event) {
     case 'tools.changed': {
       const added = (d.added ?? []).map((n) => `+${n}`).join(' ');
       const removed = (d.removed ?? []).map((n) => `−${n}`).join(' ');
-      const total = d.count !== undefined && d.count !== null ? `(${d.count} tools)` : '';
+      const total = d.count !== undefined && d.count !== null ? `(${d.count} tool${d.count === 1 ? '' : 's'})` : '';
       return [added, removed, total].filter(Boolean).join(' ');
     }
     case 'tools.omitted': return `${d.omitted} tools left out of the mirror (${d.listed} listed); call them by name`;

@@ -42,6 +42,7 @@ from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
 from ..core.agent_rules import BRIDGE, LIMITS, PROMPT_MODE, TEXTS, fill, parse_tool_calls, result_text
+from ..core.describe import counted
 from ..core.display import clip, escape, table, visible
 from ..core.errors import (
     ConfigurationError,
@@ -527,7 +528,7 @@ class ChatBridge:
         self._emit("bridge.answered", calls=self._turn_calls)
         self._answers.append(text)
         self._changed.set()
-        self._status(f"the assistant answered ({self._turn_calls} tool calls this turn)")
+        self._status(f"the assistant answered ({counted(self._turn_calls, 'tool call')} this turn)")
 
     async def _deliver(self, turn: tuple[str, int], text: str) -> None:
         self._status(
