@@ -854,6 +854,9 @@ PIECES = st.sampled_from(
 )
 
 
+# The session browsers of this worker keep running: websockets draws its keepalive pings' payloads from the global
+# `random` module in their threads, which Hypothesis takes for the strategies' own use (as in test_fuzz.py).
+@pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
 @given(st.lists(PIECES, max_size=40))
 @settings(max_examples=400, deadline=None)
 def test_the_parser_finds_the_block_of_each_closing_tag_from_the_last_opening_before_it(pieces: list[str]) -> None:
