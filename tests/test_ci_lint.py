@@ -144,6 +144,12 @@ def test_settings_turn_rules_off_make_exceptions_and_change_budgets_and_severiti
     assert {f.tool for f in findings(report, "consequential-hint-missing")} == {"sendFeedback", "reserveTable"}
 
 
+def test_the_docs_list_every_rule_with_its_family_and_severity():
+    text = (Path(__file__).parents[1] / "docs" / "ci.md").read_text()
+    missing = [r.id for r in RULES.values() if f"| `{r.id}` | {r.family} | {r.severity} |" not in text]
+    assert not missing, f"docs/ci.md's table of rules lacks {missing}"
+
+
 def test_settings_are_read_from_the_nearest_file_and_refused_when_wrong(tmp_path: Path):
     project = tmp_path / "site"
     (project / "pages" / "deep").mkdir(parents=True)
