@@ -40,12 +40,14 @@ register({
   description: 'Counts things.',
   inputSchema: object({ count: { type: 'integr', description: 'How many.' } }, ['amount']),
 });
-// schema: a pattern JavaScript does not read, a parameter with no description, a closed set with no enum
+// schema: a pattern JavaScript does not read, a parameter with no description, a closed set with no enum, a
+// pattern written as a format (which checks nothing)
 register({
   name: 'sortItems',
   description: 'Sorts the items on the page.',
   inputSchema: object({
     code: { type: 'string', pattern: '^[A-Z', description: 'A code.' },
+    since: { type: 'string', format: '^\\d{4}-\\d{2}$', description: 'A month, YYYY-MM.' },
     order: text("Either 'asc' or 'desc'."),
     by: { type: 'string' },
   }),

@@ -26,10 +26,11 @@ ACTS = {
     "send": "sends", "email": "sends", "message": "sends", "pay": "pays", "charge": "pays", "purchase": "pays",
     "buy": "pays", "checkout": "pays", "order": "pays", "donate": "pays", "transfer": "pays", "wire": "pays",
     "book": "books", "reserve": "books", "submit": "submits", "delete": "deletes", "destroy": "deletes",
-    "erase": "deletes", "purge": "deletes", "publish": "publishes", "post": "publishes", "share": "publishes",
+    "erase": "deletes", "purge": "deletes", "publish": "publishes", "post": "publishes",
 }  # fmt: skip
 """The verbs of what the agent's rules call high risk ("it submits, sends, pays, deletes or publishes"), as a
-tool's name or a sentence of its description starts with them, and what each means."""
+tool's name or a sentence of its description starts with them, and what each means. Not ``share``: a tool named
+so often only makes a link (Google's pizza demo: "Get a shareable URL")."""
 LEADS = {"place", "make", "confirm", "complete", "process", "finalize", "execute", "create", "do"}
 """Words a name may start with before the verb that says what it does (``placeOrder``, ``confirmBooking``)."""
 READS = {"get", "list", "read", "fetch", "lookup", "count", "describe", "find", "view", "inspect"}

@@ -26,7 +26,14 @@ NOT_OBJECT = Rule("schema-not-object", "schema", "warning", "the input schema is
 REQUIRED = Rule("required-unknown", "schema", "error", "required names only parameters the schema has")
 UNDESCRIBED = Rule("param-undescribed", "schema", "warning", "every parameter has a description")
 ENUM = Rule("enum-for-closed-set", "schema", "warning", "a parameter that takes one of a few values says so in enum")
-RULES = (DESCRIPTION, INVALID, PATTERN, COSTLY, NOT_OBJECT, REQUIRED, UNDESCRIBED, ENUM)
+FORMAT = Rule("format-unknown", "schema", "warning", "every format is one JSON Schema defines (others check nothing)")
+RULES = (DESCRIPTION, INVALID, PATTERN, COSTLY, NOT_OBJECT, REQUIRED, UNDESCRIBED, ENUM, FORMAT)
+
+FORMATS = {
+    "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri",
+    "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex",
+}  # fmt: skip
+"""JSON Schema's formats (draft 2020-12); a validator ignores any other."""
 
 _ALTERNATION = re.compile(r"^\^\(?(?:\?:)?([\w ./-]+(?:\|[\w ./-]+)+)\)?\$$")
 _EXAMPLES = re.compile(r"\b(e\.g\.|eg|for example|for instance|such as|like)\W*$", re.I)
@@ -84,6 +91,14 @@ def _tool(entry: ToolEntry) -> Iterator[Finding]:
                 "Say what it means and the form it takes (units, format, an example).",
             )
         yield from _required(entry, prop, f"{where}.")
+        kind = prop.get("format")
+        if isinstance(kind, str) and kind not in FORMATS:
+            yield found(
+                FORMAT,
+                entry,
+                f'parameter {where!r} has format "{kind}", which JSON Schema does not define: nothing checks it',
+                "Use one of JSON Schema's formats (date, time, email, uri…), or a pattern for a form of your own.",
+            )
         if (why := _closed_set(prop)) is not None:
             yield found(
                 ENUM,
