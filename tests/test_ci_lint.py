@@ -105,6 +105,26 @@ def test_annotations_match_what_the_name_and_description_say_the_tool_does(bad: 
     assert [f.tool for f in findings(bad, "readonly-hint-missing")] == ["getTheCompleteListOfEveryCartItem"]
 
 
+@pytest.mark.parametrize(
+    ("name", "description", "doing"),
+    [
+        ("placeOrder", "Places the order.", "pays"),
+        ("confirmBooking", "Confirms it.", "books"),
+        ("delete_item", "Removes an item.", "deletes"),
+        ("addNote", "Adds a note. Sends it to the team.", "sends"),
+        ("sortOrder", "Sorts the list.", None),  # order is not the verb here
+        ("share_pizza", "Get a shareable URL for the current pizza creation", None),  # Google's demo: a link
+        ("searchFlights", "Searches for flights and shows the results in the page.", None),
+    ],
+)
+def test_what_a_tool_does_is_read_from_its_names_verb_and_its_sentences(name, description, doing):
+    from webmcp_nb.ci.lock import ToolEntry
+    from webmcp_nb.ci.rules.hints import acts
+
+    found = acts(ToolEntry(name, description))
+    assert (found[0] if found else None) == doing
+
+
 def test_text_aimed_at_the_model_is_tool_poisoning(bad: LintReport):
     said = [f.message for f in findings(bad, "model-instructions", "lookupOrder")]
     for what in ("ignore its instructions", "always call a tool", "keep something from the user",
