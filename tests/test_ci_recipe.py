@@ -1,4 +1,4 @@
-"""The CI recipe in docs/ci.md runs: its commands are read from the page (the set-up block's ``webmcp-nb`` lines and
+"""The CI recipe in docs/ci.md runs: its commands are read from the page (the set-up block's lock file line and
 every ``run:`` step of its GitHub Actions workflow but the install, which needs the network) and run here as the
 workflow runs them — each step in its own shell, with the workflow's environment — on the bundled demo's flight
 page as the site, its shipped eval suite as the site's ``evals.yaml``. So the page and the test cannot drift: a
@@ -43,8 +43,7 @@ def test_the_documented_workflow_runs_on_the_demo_site(tmp_path: Path):
     assert names == ["Install webmcp-nb", "Start the site", "Lint the tools", "Diff against the committed lock",
                      "Smoke eval (no API key)"]  # fmt: skip
     [setup] = [block for block in blocks("sh") if "tools.lock.json" in block]
-    once = [line for line in setup.splitlines() if line.startswith("webmcp-nb ")]
-    assert any("--json > tools.lock.json" in line for line in once)
+    [once] = [line for line in setup.splitlines() if line.startswith("webmcp-nb ") and "> tools.lock.json" in line]
 
     (tmp_path / "site").symlink_to(DEMO_PAGES)  # the site: the demo pages, its tools on /flights/
     shutil.copy(SUITES / "flights.yaml", tmp_path / "evals.yaml")
@@ -67,9 +66,8 @@ def test_the_documented_workflow_runs_on_the_demo_site(tmp_path: Path):
         site = subprocess.Popen(["bash", "-e", "-c", steps[1]["run"]], cwd=tmp_path, env=env, start_new_session=True)
         started.append(site)
         assert site.wait(timeout=60) == 0, (tmp_path / "site.log").read_text()
-        for line in once:  # set up once: lint, and the lock the workflow diffs against
-            done = run(line)
-            assert done.returncode == 0, (line, done.stdout, done.stderr)
+        done = run(once)  # set up once: the lock the workflow diffs against (its lint is the workflow's)
+        assert done.returncode == 0, (once, done.stdout, done.stderr)
         assert '"searchFlights"' in (tmp_path / "tools.lock.json").read_text()
         for step in steps[2:]:
             done = run(step["run"])
