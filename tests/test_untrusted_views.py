@@ -484,6 +484,9 @@ def ci_views(lab: Lab) -> list[Any]:
     linted = wm.lint(lab.tab, second_load=False, sample_calls=False)
     assert {"markup", "hidden-characters", "padding"} <= {f.rule for f in linted.findings}
     locked = ToolLock.of_tab(lab.tab)
+    text = locked.text() + linted.json_text()  # JSON that page text cannot make read backwards or steer a terminal
+    assert not BIDI.search(text) and ESC not in text and "\x9b" not in text and "\\u202e" in text
+    assert json.loads(locked.text()) == locked.to_json()
     narrowed = {"type": "object", "properties": {p[5]: {"type": "string", "enum": [p[1]]}, p[11]: {"const": p[0]}}}
     changed = ToolLock.of(
         replace(e, name=e.name + p[4], input_schema=narrowed)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..core.display import visible
 from ..core.errors import WebMCPError
 from .config import ConfigError, LintConfig
-from .lock import LockError, ToolLock
+from .lock import LockError, ToolLock, json_text
 from .report import LintReport
 
 if TYPE_CHECKING:
@@ -192,7 +191,7 @@ def diff_command(args: argparse.Namespace) -> int:
     if locks is None:
         return 2
     changes = diff(*locks)
-    print(json.dumps(changes.to_json(), indent=2, ensure_ascii=False) if args.json else changes)
+    print(json_text(changes.to_json()) if args.json else changes)
     if changes.breaking and not args.allow_breaking:
         print(
             f"webmcp-nb diff: {len(changes.breaking)} breaking change(s): the gate fails (exit 1). If they are meant, "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +25,33 @@ if TYPE_CHECKING:
     from ..browser.tab import Tab
     from ..browser.tools import Tool
 
-__all__ = ["LOCK_FORMAT", "LOCK_VERSION", "LockError", "ToolEntry", "ToolLock", "normal_schema"]
+__all__ = ["LOCK_FORMAT", "LOCK_VERSION", "LockError", "ToolEntry", "ToolLock", "normal_schema", "json_text"]
 
 LOCK_FORMAT = "webmcp-nb-tools"
 LOCK_VERSION = 1
+
+
+_UNSEEN = re.compile(
+    "[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\ud800-\udfff"
+    "\U000e0000-\U000e007f]"
+)
+"""What a JSON text spells as ``\\uXXXX`` although it may stay as it is: controls a terminal obeys (C1), format
+characters (zero-width, bidirectional, tags) and lone surrogates (which no file can hold as UTF-8)."""
+
+
+def json_text(data: Any, *, indent: int | None = 2, sort_keys: bool = False) -> str:
+    """``data`` as JSON that any text reads as it is: letters of every script as they are, and what a reader does
+    not see (or a terminal obeys) as ``\\uXXXX`` escapes. Page text goes into lock files, lint's and diff's JSON."""
+    return _UNSEEN.sub(_escaped, json.dumps(data, indent=indent, sort_keys=sort_keys, ensure_ascii=False))
+
+
+def _escaped(found: re.Match[str]) -> str:
+    """A character as JSON's ``\\uXXXX`` (a surrogate pair past the Basic Multilingual Plane)."""
+    code = ord(found.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class LockError(ValueError):
@@ -139,7 +163,7 @@ class ToolLock:
 
     def text(self) -> str:
         """The lock file's text: JSON with sorted keys, two spaces of indent, a newline at the end."""
-        return json.dumps(self.to_json(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return json_text(self.to_json(), sort_keys=True) + "\n"
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         target = Path(path)

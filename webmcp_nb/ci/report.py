@@ -4,13 +4,13 @@ HTML, its controls made visible in text."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.display import Markup, escape, table, visible
 from .findings import SEVERITIES, Finding
+from .lock import json_text
 
 __all__ = ["LintedPage", "LintReport", "LINT_FORMAT"]
 
@@ -78,7 +78,7 @@ class LintReport:
         }
 
     def json_text(self) -> str:
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
+        return json_text(self.to_json()) + "\n"
 
     def junit(self) -> str:
         """The findings as JUnit XML (see :func:`webmcp_nb.ci.junit.lint_junit`)."""
