@@ -166,6 +166,14 @@ def test_settings_turn_rules_off_make_exceptions_and_change_budgets_and_severiti
     assert {f.tool for f in findings(report, "consequential-hint-missing")} == {"sendFeedback", "reserveTable"}
 
 
+def test_a_tool_registered_late_is_waited_for_on_both_loads(native_browser: wm.Browser, server):
+    tab = native_browser.open(server.url("t/lint/late.html"))
+    tab.wait_for_tool("listLater", timeout=10)
+    report = wm.lint(tab, wait_for=["listLater"], sample_calls=False)
+    assert report.ok and not report.findings and report.pages[0].tools == ["listNow", "listLater"]
+    tab.close()
+
+
 def test_the_docs_list_every_rule_with_its_family_and_severity():
     text = (Path(__file__).parents[1] / "docs" / "ci.md").read_text()
     missing = [r.id for r in RULES.values() if f"| `{r.id}` | {r.family} | {r.severity} |" not in text]

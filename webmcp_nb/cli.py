@@ -506,7 +506,7 @@ def _page_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--headed", action="store_true", help="show the browser window")
     command.add_argument(
         "--wait-for", action="append", default=[], metavar="NAME",
-        help="wait (up to 10 s) for the page to register this tool before reading its tools; repeatable",
+        help="wait (up to 10 s, on each load) for the page to register this tool before reading its tools; repeatable",
     )  # fmt: skip
 
 

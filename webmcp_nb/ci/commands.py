@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.display import visible
 from ..core.errors import WebMCPError
-from .config import ConfigError, LintConfig
+from .config import WAIT_FOR, ConfigError, LintConfig
 from .lock import LockError, ToolLock, json_text
 from .report import LintReport
 
@@ -79,7 +79,7 @@ async def _page(browser: Browser, target: str, wait_for: list[str]) -> AsyncIter
         try:
             for name in wait_for:
                 try:
-                    await tab.await_for_tool(name, 10.0)
+                    await tab.await_for_tool(name, WAIT_FOR)
                 except WebMCPError as exc:
                     raise UsageError(f"--wait-for {name}: {exc.what}") from None
             yield tab
@@ -135,7 +135,10 @@ def lint_command(args: argparse.Namespace) -> int:
                     continue
                 assert browser is not None
                 async with _page(browser, target, args.wait_for) as tab:
-                    found = await alint(tab, config=config, second_load=not args.once, sample_calls=not args.no_calls)
+                    found = await alint(
+                        tab, config=config, second_load=not args.once, sample_calls=not args.no_calls,
+                        wait_for=args.wait_for,
+                    )  # fmt: skip
                 pages += found.pages
             for folder in args.skill:
                 assert browser is not None

@@ -33,6 +33,8 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["Budgets", "LintConfig", "ConfigError", "CONFIG_FILE", "find_config"]
 
 CONFIG_FILE = "webmcp-lint.toml"
+WAIT_FOR = 10.0
+"""Seconds a page has to register a tool lint is told to wait for (``--wait-for``), on each load."""
 PYPROJECT_TABLE = ("tool", "webmcp-nb", "lint")
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core._loop import blocking, on_loop
 from ..core.agent_rules import risk_of
 from ..core.errors import ConfigurationError, SkillHealthError, WebMCPError
-from .config import LintConfig
+from .config import WAIT_FOR, LintConfig
 from .findings import Finding, Rule
 from .lock import ToolEntry, ToolLock
 from .report import LintedPage, LintReport
@@ -101,7 +101,14 @@ async def _declarative(tab: Tab, names: list[str]) -> dict[str, bool]:
     return found
 
 
-async def page_tools(tab: Tab, config: LintConfig, *, second_load: bool = True, sample_calls: bool = True) -> PageTools:
+async def page_tools(
+    tab: Tab,
+    config: LintConfig,
+    *,
+    second_load: bool = True,
+    sample_calls: bool = True,
+    wait_for: Sequence[str] = (),
+) -> PageTools:
     """What lint reads of ``tab``: its tools, and, in a second tab of the same URL, their names again, the sample
     calls' results and which tools are declarative forms that wait for the person (``second_load=False``: the
     sample calls in ``tab`` itself, and neither the names again nor the forms, which needs a skill in the tab)."""
@@ -111,6 +118,9 @@ async def page_tools(tab: Tab, config: LintConfig, *, second_load: bool = True, 
     try:
         if second_load:
             other = await tab.browser.aopen(tab.url)
+            for name in wait_for:  # what the page registers late, as on the first load
+                with contextlib.suppress(WebMCPError):
+                    await other.await_for_tool(name, WAIT_FOR)
             page.again = _entries(other)[0]
         where = other or tab
         listed = {entry.name for entry in (page.again if page.again is not None else entries)}
@@ -151,6 +161,7 @@ async def alint(
     config: LintConfig | str | os.PathLike[str] | None = None,
     second_load: bool = True,
     sample_calls: bool = True,
+    wait_for: Sequence[str] = (),
 ) -> LintReport:
     """Lint the tools ``tab`` offers (every frame's, and skills' injected there): names, schemas, budgets,
     annotations and text aimed at the model, each finding with its rule, severity and fix.
@@ -158,9 +169,10 @@ async def alint(
     ``config``: settings, or the file to read them from (default: ``webmcp-lint.toml`` or ``pyproject.toml``'s
     ``[tool.webmcp-nb.lint]`` from the current folder up). ``second_load``: load the page again in a tab of its
     own to check that its names are stable, and make the sample calls there (the tab you pass is left as it is).
-    ``sample_calls``: call read-only tools (and those ``samples`` names) to measure their output."""
+    ``sample_calls``: call read-only tools (and those ``samples`` names) to measure their output. ``wait_for``: tools
+    the page registers late (after a fetch), which the second load waits for as the first one did."""
     settings = config if isinstance(config, LintConfig) else LintConfig.load(config)
-    page = await page_tools(tab, settings, second_load=second_load, sample_calls=sample_calls)
+    page = await page_tools(tab, settings, second_load=second_load, sample_calls=sample_calls, wait_for=wait_for)
     return LintReport([LintedPage(tab.url, [e.where for e in page.entries], check_page(page), _notes(page))],
                       settings.path)  # fmt: skip
 
