@@ -22,7 +22,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ import webmcp_nb as wm
 import webmcp_nb.views
 from webmcp_nb.bridge.sites import load_site
 from webmcp_nb.browser.skills import SkillHealthWarning
+from webmcp_nb.ci.diff import diff
+from webmcp_nb.ci.lock import ToolLock
 from webmcp_nb.core import _loop
 from webmcp_nb.core.agent_rules import TEXTS
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
@@ -477,6 +479,28 @@ def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
     return [report, report.compare(report), report.compare_variants()], report.html()
 
 
+def ci_views(lab: Lab) -> list[Any]:
+    """The CI gate's views of the hostile page: lint's report (its tools' texts quoted in findings, its names as
+    the tools) and a diff whose changes carry the page's enum values and names."""
+    p = lab.payloads
+    linted = wm.lint(lab.tab, second_load=False, sample_calls=False)
+    assert {"markup", "hidden-characters", "padding"} <= {f.rule for f in linted.findings}
+    locked = ToolLock.of_tab(lab.tab)
+    text = locked.text() + linted.json_text()  # JSON that page text cannot make read backwards or steer a terminal
+    assert not BIDI.search(text) and ESC not in text and "\x9b" not in text and "\\u202e" in text
+    assert json.loads(locked.text()) == locked.to_json()
+    narrowed = {"type": "object", "properties": {p[5]: {"type": "string", "enum": [p[1]]}, p[11]: {"const": p[0]}}}
+    changed = ToolLock.of(
+        replace(e, name=e.name + p[4], input_schema=narrowed)
+        if e.name == "inspectMe"
+        else replace(e, title=p[2], annotations={"readOnlyHint": False})
+        for e in locked.tools
+    )
+    changes = diff(locked, changed)
+    assert changes.breaking and any(p[0] in c.what for c in changes.changes)
+    return [linted, changes]
+
+
 def test_every_rich_repr_and_the_report_show_page_text_as_text(
     lab: Lab, run: Run, mcp_views: list[Any], bridged: Bridged, tmp_path: Path
 ) -> None:
@@ -493,6 +517,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     shown.append(tab.tools.overrides)
     shown += [tab.tools["inspectMe"], tab.tools]
     assert tab.tools["inspectMe"].differences
+    shown += ci_views(lab)
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"

@@ -1,7 +1,7 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``mcp-config``, ``pair``,
-``grants``, ``doctor``, ``browsers``, ``extension-path``, ``serve-demo``. Without a command it prints its help and
-starts nothing; every option says what it does in plain text (a test walks the parser). The benchmark is not part
-of the package: ``python bench/run.py`` in a checkout."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``lint``, ``tools``, ``diff``, ``relay``, ``mcp``,
+``mcp-config``, ``pair``, ``grants``, ``doctor``, ``browsers``, ``extension-path``, ``serve-demo``. Without a command
+it prints its help and starts nothing; every option says what it does in plain text (a test walks the parser). The
+benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
 
@@ -444,6 +444,10 @@ def _eval(args: argparse.Namespace) -> int:
     print(report)
     if report.directory is not None:
         print(f"report: {visible((report.directory / 'report.html').resolve())} (and report.json; sessions in runs/)")
+    if args.junit:
+        from .ci.junit import eval_junit
+
+        Path(args.junit).write_text(eval_junit(report, args.threshold), encoding="utf-8")
     if not report.ok(args.threshold):
         print("webmcp-nb eval: exit 1, below the threshold:", file=sys.stderr)
         print("\n".join(f"  {visible(line)}" for line in report.shortfalls(args.threshold)), file=sys.stderr)
@@ -553,10 +557,89 @@ def _eval_parser(sub: Any) -> None:
                 help="at most N model requests at once to PROVIDER (a preset name or a base URL); repeatable",
             )  # fmt: skip
         p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
+        p.add_argument(
+            "--junit", metavar="FILE",
+            help="also write the results as JUnit XML: a test case per task, model and variant, failing below "
+            "--threshold with each run's reason",
+        )  # fmt: skip
         if "native" in own:
             p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_eval)
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .ci.commands import lint_command
+
+    return lint_command(args)
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from .ci.commands import tools_command
+
+    return tools_command(args)
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .ci.commands import diff_command
+
+    return diff_command(args)
+
+
+TARGET_HELP = "a page (http://…, https://…, or demo:PATH for the bundled demos) or a lock file"
+
+
+def _page_options(command: argparse.ArgumentParser) -> None:
+    """The options of a command that loads pages in a Chromium it launches."""
+    command.add_argument("--polyfill", action="store_true", help="the extension's polyfill, not native WebMCP")
+    command.add_argument("--headed", action="store_true", help="show the browser window")
+    command.add_argument(
+        "--wait-for", action="append", default=[], metavar="NAME",
+        help="wait (up to 10 s, on each load) for the page to register this tool before reading its tools; repeatable",
+    )  # fmt: skip
+
+
+def _ci_parsers(sub: Any) -> None:
+    """``lint``, ``tools`` and ``diff``: the site author's CI gate (``webmcp_nb.ci``)."""
+    linting = _command(
+        sub,
+        "lint",
+        "check a page's tools (names, schemas, budgets, annotations, text aimed at the model); exits 1 on errors",
+        description="Each finding has a rule id, a severity and a fix; errors fail the gate (exit 1), usage errors "
+        "exit 2. Settings (budgets, rules off, exceptions): webmcp-lint.toml, or [tool.webmcp-nb.lint] in "
+        "pyproject.toml.",
+    )
+    linting.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    linting.add_argument(
+        "--skill", action="append", default=[], metavar="DIR",
+        help="a skill's folder: check its SKILL.md, run its smoke step on its fixture page, lint its tools; "
+        "repeatable",
+    )  # fmt: skip
+    linting.add_argument("--config", metavar="FILE", help="the settings file (default: found from this folder up)")
+    linting.add_argument("--json", action="store_true", help="print the findings as JSON")
+    linting.add_argument("--junit", metavar="FILE", help="also write the findings as JUnit XML (a test case per tool)")
+    linting.add_argument("--once", action="store_true", help="load each page once (no check that names are stable)")
+    linting.add_argument("--no-calls", action="store_true", help="make no sample calls (no output budget check)")
+    _page_options(linting)
+    linting.set_defaults(func=_lint)
+
+    listing = _command(sub, "tools", "list a page's tools; --json writes its lock file (sorted, stable across loads)")
+    listing.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    listing.add_argument("--json", action="store_true", help="print the lock file: webmcp-nb tools URL --json > FILE")
+    _page_options(listing)
+    listing.set_defaults(func=_tools)
+
+    changes = _command(
+        sub,
+        "diff",
+        "what changed between two versions of a page's tools, breaking or compatible; exits 1 on a breaking change",
+    )
+    changes.add_argument("old", metavar="OLD", help=f"the version before: {TARGET_HELP}")
+    changes.add_argument("new", metavar="NEW", help=f"the version after: {TARGET_HELP}")
+    changes.add_argument("--allow-breaking", action="store_true", help="exit 0 even with breaking changes")
+    changes.add_argument("--json", action="store_true", help="print the changes as JSON")
+    _page_options(changes)
+    changes.set_defaults(func=_diff)
 
 
 def _price(text: str) -> tuple[str, float, float]:
@@ -713,6 +796,7 @@ def parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_replay)
 
     _eval_parser(sub)
+    _ci_parsers(sub)
 
     relay = _command(sub, "relay", "run the relay in the foreground (wm.connect() starts it for you)")
     relay.add_argument("--port", type=int, default=None, help=PORT_HELP)
