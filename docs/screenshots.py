@@ -8,7 +8,8 @@
   and a narrow output area;
 - ``report-summary.png``, ``report-timeline.png``: a recorded agent run's report (with a refused call and a denied
   confirmation), opened with scripts disabled;
-- ``chat-bridge.png``: the demo chat site with the chat-site bridge's bar and a confirm card, after one call;
+- ``chat-bridge.png``: the demo chat site with the chat-site bridge's bar, after one call (the time server's, run
+  unasked by the user's opt-in), while the next waits for the user's answer in a panel;
 - ``evals-report.png``, ``evals-report-why.png``, ``evals-run-report.png``, ``evals-jupyterlab.png``,
   ``evals-jupyterlab-runs.png``: an eval of the flight demo under two variants of setFilters' description (the
   shipped scripted model): the report's top (variants, per model, chart, the runs side by side), why runs failed,
@@ -208,11 +209,13 @@ def chat_bridge() -> None:
         page.goto(url)
         while not (tab := next((t for t in browser.tabs if t.url == url), None)):
             time.sleep(0.05)
-        bridge = wm.chat_bridge(tab, servers=[clock, notes], site="demo-chat", session=False)
+        bridge = wm.chat_bridge(
+            tab, servers=[clock, notes], site="demo-chat", auto_run={"time": "read-only"}, auto_send=True, session=False
+        )
         bridge.send("What time is it in Tokyo? And remember that I visited it in May.")
         while not bridge.pending:
             time.sleep(0.1)
-        time.sleep(1.0)  # the card's buttons come alive after half a second
+        time.sleep(0.5)  # the bar draws its line for the waiting call
         page.screenshot(path=str(DOCS / "chat-bridge.png"))
         bridge.close()
         cdp.close()
@@ -259,8 +262,7 @@ def evals() -> None:
             news.first.click()
         time.sleep(0.5)
         page.screenshot(path=str(DOCS / "evals-jupyterlab.png"))
-        output.get_by_text("Per task: the runs side by side").scroll_into_view_if_needed()
-        page.mouse.wheel(0, 350)
+        output.get_by_text("Per task: the runs side by side").evaluate("(h) => h.scrollIntoView({block: 'start'})")
         time.sleep(0.5)
         page.screenshot(path=str(DOCS / "evals-jupyterlab-runs.png"))
 

@@ -50,7 +50,8 @@ def test_without_a_command_it_prints_its_help_and_starts_nothing():
     out = _cli()
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage: webmcp-nb") and "COMMAND --help" in out.stdout
-    for command in ("demo", "replay", "eval", "relay", "mcp", "pair", "grants", "doctor", "browsers", "serve-demo"):
+    commands = ("demo", "replay", "eval", "relay", "mcp", "mcp-config", "pair", "grants", "doctor", "browsers")
+    for command in (*commands, "serve-demo"):
         assert f"\n    {command} " in out.stdout, command
     assert "listFlights" not in out.stdout and not out.stderr  # no demo ran
     version = _cli("--version")
@@ -81,6 +82,29 @@ def test_demo_lists_and_calls_the_flight_tools(tmp_path: Path):
     assert "readCart → 2 × Headlamp, total 37.50" in out.stdout
     assert "replay: 3 steps, every result as recorded" in out.stdout
     assert "listFlights" in (tmp_path / "report.html").read_text()
+
+
+def test_replay_runs_the_calls_made_by_hand_before_the_turn_they_set_up(polyfill_browser, server, tmp_path: Path):
+    """A session whose agent turn counted the flights the user had searched and filtered by hand: replayed in agent
+    mode (the default) it said "0 steps, 1 diverged … stopped 3 call(s) short", the turn run on a fresh page without
+    the calls that set it up. Those run first, as the recording made them."""
+    import webmcp_nb as wm
+    from webmcp_nb.demo.run import DEMO_SEARCH
+    from webmcp_nb.testing import ScriptedServer, call, say
+
+    tab = polyfill_browser.open(server.url("flights/"))
+    try:
+        with wm.Session(polyfill_browser, directory=tmp_path / "s", evidence="off") as session:
+            tab.call("searchFlights", **DEMO_SEARCH)
+            tab.call("setFilters", stops=[0])
+            with ScriptedServer([call("listFlights"), say("4 direct flights")]) as model:
+                agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted", session=session)
+                agent.run("how many flights are left?")
+    finally:
+        tab.close()
+    out = _cli("replay", str(tmp_path / "s"), "--url", server.url("flights/"))
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "replay: 3 steps (2 of them made by hand), every result as recorded" in out.stdout, out.stdout
 
 
 def test_concurrent_first_users_agree_on_one_private_secret(tmp_path: Path, monkeypatch):

@@ -34,8 +34,13 @@ def test_local_mode_on_their_files_exits_by_the_threshold(tmp_path: Path):
         failing = cli("local", *files, *models, *prices, "-o", str(tmp_path / "a"))
         passing = cli("local", *files, *models, "--threshold", "0.5", "-o", str(tmp_path / "b"))
     assert failing.returncode == 1, failing.stderr
-    assert "below the threshold" in failing.stderr and "any:sloppy: 50%" in failing.stdout
+    assert "any:sloppy: 50%" in failing.stdout
+    assert failing.stderr.endswith(  # how many passed against how many were required, not "(100% success)"
+        "webmcp-nb eval: exit 1, below the threshold:\n"
+        "  any:sloppy: 2 of 4 runs passed (50%); the threshold, 100%, requires 4 of 4\n"
+    )
     assert passing.returncode == 0, passing.stderr
+    assert passing.stdout.endswith("(at least 50% of its runs passed) and no run ended in an error: exit 0\n")
     saved = json.loads((tmp_path / "a" / "report.json").read_text())
     assert saved["models"]["any:good"]["cost"] > 0 and saved["models"]["any:sloppy"]["cost"] is None
     assert (tmp_path / "a" / "report.html").exists() and len(list((tmp_path / "a" / "runs").iterdir())) == 8

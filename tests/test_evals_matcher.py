@@ -4,6 +4,7 @@ and constraint kind), and suites of both formats read from disk. No browser, no 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,20 @@ HERE = Path(__file__).parent / "evals"
         ({"$type": "null"}, None, True),
         ({"$type": "integer"}, 1, False),  # JavaScript's typeof has no "integer"
         ({"$any": True}, None, True),
-        ({"$unknown": 1}, "anything", True),  # keys they do not know pass
+        ({"$eq": "3"}, "1", False),  # ours: $eq as its name says (theirs passed it: a key their matcher ignores)
+        ({"$eq": "3"}, "3", True),
+        ({"$eq": 3}, 3.0, True),
+        ({"$eq": 3}, "3", False),
+        ({"$eq": {"a": 1}}, {"a": 1, "b": 2}, False),  # equal, not a subset
+        ({"$eq": [1, {"a": 1}]}, [1, {"a": 1}], True),
+        ({"$ne": "1"}, "1", False),
+        ({"$ne": "1"}, "2", True),
+        ({"$ne": 1}, True, True),
+        ({"$in": ["a", "b"]}, "b", True),
+        ({"$in": ["a", "b"]}, "c", False),
+        ({"$in": [1, [2]]}, [2], True),
+        ({"$in": []}, None, False),
+        ({"$gte": 1, "$ne": 2}, 2, False),
         ({"a": 1}, {"a": 1, "b": 2}, True),  # objects: a subset
         ({"a": 1, "c": 3}, {"a": 1}, False),
         ({"a": {"$any": True}}, {}, False),  # $any needs the key
@@ -71,6 +85,14 @@ HERE = Path(__file__).parent / "evals"
 )
 def test_arguments_match_as_webmcp_evals_match_them(expected, actual, ok):
     assert matches(expected, actual) is ok
+
+
+def test_an_unknown_constraint_is_an_error_never_a_pass():
+    # theirs let {"$unknown": 1} match anything; a check that cannot be made must not pass
+    with pytest.raises(matcher.ConstraintError, match=r'unknown constraint "\$equals"; the known ones: \$pattern'):
+        matches({"$equals": "3"}, "1")
+    assert matcher.words({"$eq": 3, "$ne": 4}) == "= 3 and ≠ 4" and matcher.words({"$in": [1, "a"]}) == 'one of 1, "a"'
+    assert concrete("k", {"$in": ["x", "y"]}) == "x" and concrete("k", {"$ne": "sample"}) == "other"
 
 
 def test_bad_patterns_are_errors_not_failures():
@@ -288,6 +310,42 @@ tasks:
 def test_a_wrong_suite_says_what_is_wrong(tmp_path: Path, text: str, message: str):
     (tmp_path / "bad.yaml").write_text(text)
     with pytest.raises(wm.evals.SuiteError, match=message):
+        wm.evals.load(tmp_path / "bad.yaml")
+
+
+def test_a_suite_with_an_unknown_constraint_is_refused_as_it_loads_in_both_formats(tmp_path: Path):
+    theirs = [
+        {"messages": [{"role": "user", "content": "x"}], "expectedCall": [{"functionName": "a", "arguments": {}}]},
+        {
+            "messages": [{"role": "user", "content": "y"}],
+            "expectedCall": [{"ordered": [{"functionName": "b", "arguments": {"q": [{"$regex": "^x"}]}}]}],
+        },
+    ]
+    (tmp_path / "evals.json").write_text(json.dumps(theirs))
+    with pytest.raises(wm.evals.SuiteError) as refused:
+        wm.evals.load(tmp_path / "evals.json")
+    message = str(refused.value)
+    assert "case 2 expectedCall[0][0]: arguments.q[0]: unknown constraint" in message and '"$regex"' in message
+    assert "the known ones: $pattern, $contains, $gt, $gte, $lt, $lte, $type, $any, $eq, $ne, $in" in message
+    native = """format: webmcp-nb-evals
+tasks:
+  - prompt: x
+    expectedCall: [{functionName: a, arguments: {n: {$eq: 3}, m: {$in: [1, 2]}, o: {$ne: 0}}}]
+    expect_answer: {$eq: "3"}
+    expect_state:
+      - {selector: "#count", text: {$eq: "3"}}
+"""
+    (tmp_path / "good.yaml").write_text(native)
+    assert wm.evals.load(tmp_path / "good.yaml").tasks[0].expect_answer == {"$eq": "3"}
+    for wrong, where in [
+        ('{selector: "#count", text: {$equal: "3"}}', "expect_state[0]: text: unknown constraint"),
+        ("{tool: t, arguments: {}, result: {a: {$in: 3}}}", "expect_state[0]: result.a: $in takes a list"),
+    ]:
+        (tmp_path / "bad.yaml").write_text(native.replace('{selector: "#count", text: {$eq: "3"}}', wrong))
+        with pytest.raises(wm.evals.SuiteError, match=re.escape(where)):
+            wm.evals.load(tmp_path / "bad.yaml")
+    (tmp_path / "bad.yaml").write_text(native.replace('expect_answer: {$eq: "3"}', "expect_answer: {$regex: x}"))
+    with pytest.raises(wm.evals.SuiteError, match=re.escape("tasks[0] expect_answer: unknown constraint")):
         wm.evals.load(tmp_path / "bad.yaml")
 
 

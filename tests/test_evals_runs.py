@@ -105,9 +105,13 @@ def test_compare_says_what_got_better_or_worse_beyond_noise(tmp_path: Path):
     counts = [sum(c.verdict == v for c in comparison.changes) for v in ("better", "worse", "no clear difference")]
     assert str(comparison).startswith("{} better, {} worse, {} with no clear difference".format(*counts))
     assert {c.verdict for c in before.compare(after).changes if c.task == "Two mushrooms"} == {"worse"}
-    single = after_once.compare(once)  # 0/1 against 1/1, and timings of one run each: nothing is beyond noise
-    assert {c.verdict for c in single.changes} == {"no clear difference"}, str(single)
-    assert "0 better, 0 worse" in str(single)
+    # 0/1 against 1/1 on each task: no pass rate or token count is beyond noise. Over all tasks each side has four
+    # runs, so their times may be, when the machine's load changed between the runs (as for the unchanged task).
+    single = after_once.compare(once)
+    for change in single.changes:
+        assert change.tests["success"] >= ALPHA and change.tests["tokens"] >= ALPHA, change.why
+        assert change.verdict == "no clear difference" or change.tests["latency"] < ALPHA, change.why
+    assert {c.verdict for c in single.changes if c.task is not None} == {"no clear difference"}, str(single)
 
 
 @pytest.mark.browser

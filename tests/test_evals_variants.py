@@ -44,6 +44,10 @@ def test_variants_are_compared_with_their_intervals_and_their_text(tmp_path: Pat
     text, page = str(report), (tmp_path / "report.html").read_text()
     for sentence in (direct, overall):
         assert sentence in text and html.escape(sentence) in page
+    assert text.index(direct) < text.index(overall) and page.index(html.escape(direct)) < page.index(
+        html.escape(overall)
+    )  # the difference found leads, not "over all tasks: no clear difference"
+    assert comparison.lines()[0] == direct
     page_own = next(t for t in suite.tools if t["name"] == "setFilters")["description"]
     assert f"      - {page_own}" in text and f"      + {CLEARER}" in text  # the variant's text beside the page's
     assert "<ins style='background:#dafbe1'> For direct (nonstop) flights only, set stops to [0].</ins>" in page
@@ -54,6 +58,9 @@ def test_variants_are_compared_with_their_intervals_and_their_text(tmp_path: Pat
         return [e.data["tool"] for e in wm.Session.load(report.session_path(run)).filter("override.set")]
 
     assert overrides("clearer") == ["setFilters"] and overrides("shipped") == []  # recorded in each run's session
+    run_report = wm.Session.load(report.session_path(report.runs[0])).report()
+    assert run_report.summary.model == "scripted:flights"  # as the eval names it, not its endpoint's "any:flights"
+    assert "<code>scripted:flights</code>" in run_report.html
     assert wm.evals.EvalReport.load(tmp_path).compare_variants().results == comparison.results
 
 
@@ -97,3 +104,60 @@ def test_a_scripted_model_acts_on_what_a_tool_says() -> None:
             script_from(data)
     with pytest.raises(wm.evals.SuiteError, match="shipped: flights, shop"):
         wm.evals.Model.parse("scripted:flight")
+
+
+LAYOUT = """async () => {
+  // Each line box of an element's text, by its top: more than one is a number broken over lines.
+  const lines = (node) => {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+  };
+  const numeric = /^[-\\d\\s.,:%–\\[\\]\\/()=k$<pms]+$/;
+  const broken = [...document.querySelectorAll('td')]
+    .filter((td) => td.offsetParent && numeric.test(td.textContent.trim()) && lines(td) > 1)
+    .map((td) => td.textContent.trim());
+  const perModel = [...document.querySelectorAll('h2')].find((h) => h.textContent === 'Per model');
+  const shown = perModel.nextElementSibling.querySelectorAll('th').length;
+  const folded = perModel.nextElementSibling.nextElementSibling;
+  // The calls list: each numbered line starts where the first does.
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  let text = walker.nextNode();
+  while (text && !/^1\\. searchFlights/.test(text.data)) text = walker.nextNode();
+  const left = (at) => {
+    const range = document.createRange();
+    range.setStart(text, at);
+    range.setEnd(text, at + 1);
+    return Math.round(range.getBoundingClientRect().left);
+  };
+  const starts = [...text.data.matchAll(/^\\d+\\./gm)].map((m) => left(m.index));
+  return { broken, shown, folded: folded.localName, open: folded.open, starts };
+}"""
+
+
+@pytest.mark.browser
+def test_the_reports_tables_keep_numbers_on_one_line_and_fold_the_rest(
+    tmp_path: Path, polyfill_browser: wm.Browser
+) -> None:
+    """The per-model table had 16 columns: in a browser window its intervals and latencies broke over two to four lines,
+    and the numbered calls under "calls:" started at the left edge after the first."""
+    from webmcp_nb.demo.server import DemoServer
+
+    report = wm.evals.run(
+        wm.evals.builtin("flights"), models=["scripted:flights"], mode="local", variants=VARIANTS, repeats=2,
+        output=tmp_path, progress=False,
+    )  # fmt: skip
+    checker = wm.Skill("eval-report-layout")
+    checker.add_tool("look", LAYOUT, read_only=True)
+    with DemoServer({"/": tmp_path}) as files:
+        tab = polyfill_browser.open(files.url("report.html"))  # the suite's headless window: 800 px or so wide
+        try:
+            tab.inject(checker)
+            seen = tab.call("look").value
+        finally:
+            polyfill_browser.skills.uninstall("eval-report-layout")
+            tab.close()
+    assert seen["broken"] == [], seen["broken"]
+    assert seen["shown"] <= 10 and (seen["folded"], seen["open"]) == ("details", False)
+    assert len(seen["starts"]) == 3 and len(set(seen["starts"])) == 1, seen["starts"]
+    assert "more numbers: steps / expected, tool acc." in report.html()

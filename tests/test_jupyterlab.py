@@ -1,7 +1,7 @@
 """JupyterLab smoke test in the real headless Chromium: the panel renders, and a click on Call updates it
 (click → widget comm → kernel → library loop → page tool → widget update from the loop thread → browser); nothing
-in it runs past the output area, wide or narrow; and its log keeps the newest event in view as events pour in,
-unless the reader scrolled up, whose place it keeps."""
+in it runs past the output area, wide or narrow, and no picker cuts its choice short; and its log keeps the newest
+event in view as events pour in, unless the reader scrolled up, whose place it keeps."""
 
 from pathlib import Path
 
@@ -36,6 +36,21 @@ CUT_OFF = """() => {
   return cut;
 }"""
 
+ASK_BEFORE = """() => {
+  // The chat's "ask before" picker: the width its chosen label needs, and the width it has for it.
+  const select = [...document.querySelectorAll('.jupyter-widgets select')]
+    .find((s) => s.selectedIndex >= 0 && s.options[s.selectedIndex].text.startsWith('medium-'));
+  const style = getComputedStyle(select);
+  const probe = document.createElement('span');
+  probe.style.font = style.font;
+  probe.style.whiteSpace = 'pre';
+  probe.textContent = select.options[select.selectedIndex].text;
+  document.body.append(probe);
+  const need = probe.getBoundingClientRect().width;
+  probe.remove();
+  return [need, select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)];
+}"""
+
 TOP_LINE = """(log) => {
   // The first log line the reader sees at the top of the log's box, and where it is.
   const top = log.getBoundingClientRect().top;
@@ -58,6 +73,9 @@ def test_the_panel_renders_in_jupyterlab_and_call_updates_it(tmp_path: Path):
         call.click()
         page.get_by_text("searchFlights → ok").wait_for(timeout=30_000)
         assert page.evaluate(CUT_OFF) == []
+        page.locator(".jupyter-widgets .lm-TabBar-tab", has_text="Chat").click()
+        need, room = page.evaluate(ASK_BEFORE)  # a wide output: the row's four fields share its width
+        assert need <= room, f"'medium- and high-risk tools' needs {need:.0f} px and has {room:.0f}"
 
         page.locator(".jupyter-widgets .lm-TabBar-tab", has_text="Log").click()
         run_cell(page, 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from webmcp_nb.core.describe import actor, describe, family
+from webmcp_nb.core.describe import actor, counted, describe, family
 from webmcp_nb.core.events import Event
 
 VECTORS = Path(__file__).parent / "vectors" / "log_lines.json"
@@ -45,3 +45,11 @@ def test_the_side_panel_says_what_the_notebook_says() -> None:
     side_panel = json.loads(run.stdout)
     for i, (ours, theirs) in enumerate(zip(python_words(), side_panel, strict=True)):
         assert theirs == ours, f"event {i}"
+
+
+def test_a_count_of_one_is_singular() -> None:
+    """The log said "(1 tools)", the tab picker "(1 tools)", the chat bridge "(1 tool calls this turn)"."""
+    events = [Event.model_validate(e) for e in json.loads(VECTORS.read_text())["events"]]
+    one = next(e for e in events if e.kind == "tools.changed" and e.data["count"] == 1)
+    assert describe(one) == "+readPage (1 tool)"  # the side panel's words are the same (the test above)
+    assert (counted(1, "tool call"), counted(0, "tool"), counted(2, "tab")) == ("1 tool call", "0 tools", "2 tabs")

@@ -46,7 +46,10 @@ SEARCH = {
 }
 
 
-NOT_TWINS = {"Agent.run": "refuses to wait for a click the kernel could never deliver; arun waits"}
+NOT_TWINS = {
+    "Agent.run": "refuses to wait for a click the kernel could never deliver; arun waits",
+    "ChatBridge.wait_answer": "refuses to wait for a bridged call's answer in a panel; await_answer waits",
+}
 
 
 def _pairs():

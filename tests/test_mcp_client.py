@@ -9,8 +9,11 @@ import asyncio
 import gzip
 import http.server
 import json
+import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import tracemalloc
@@ -191,6 +194,17 @@ def test_an_agent_is_told_of_refused_arguments_in_a_models_words(polyfill_browse
 
 
 UNRULY = [sys.executable, str(Path(__file__).parent / "servers" / "unruly_mcp.py")]
+
+
+def test_a_bare_command_installed_beside_webmcp_nb_starts_without_it_on_path(monkeypatch) -> None:
+    """``wm.mcp.connect("mcp-server-time")`` in a kernel whose PATH lacks the virtualenv's bin/ (a kernel started
+    from a desktop launcher, or the venv's python run without activating it): found where pip put it."""
+    scripts = {sysconfig.get_path("scripts"), str(Path(sys.executable).parent)}
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p not in scripts)
+    monkeypatch.setenv("PATH", path or os.defpath)
+    assert shutil.which("mcp-server-time") is None  # only beside this Python
+    with wm.mcp.connect("mcp-server-time --local-timezone UTC", name="time") as clock:
+        assert clock.call("get_current_time", timezone="UTC").value["timezone"] == "UTC"
 
 
 def test_a_command_that_does_not_exist_says_so() -> None:

@@ -1,5 +1,7 @@
-"""The tutorial notebooks run top to bottom in a real kernel (nbclient), against a real browser."""
+"""The tutorial notebooks run top to bottom in a real kernel (nbclient), against a real browser, in their own folder
+as a reader runs them, and leave nothing behind there (what they write goes to temporary folders)."""
 
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -8,14 +10,32 @@ from nbclient import NotebookClient
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def left_in_the_folder() -> set[str] | None:
+    """What git sees in notebooks/ besides the notebooks as committed (new, changed and ignored files), or ``None``
+    when this is not a git checkout. Compared before and after a run, as other tests run at the same time."""
+    try:
+        seen = subprocess.run(
+            ["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--", "notebooks"],
+            cwd=ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    except OSError:
+        return None
+    return set(seen.stdout.splitlines()) if seen.returncode == 0 else None
 
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path: Path, tmp_path: Path):
+def test_notebook_runs(path: Path):
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    before = left_in_the_folder()
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    after = left_in_the_folder()
+    if before is not None and after is not None:
+        assert not after - before, f"{path.name} left files in notebooks/: {sorted(after - before)[:10]}"
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     if path.name.startswith("01-"):
@@ -67,7 +87,7 @@ def test_notebook_runs(path: Path, tmp_path: Path):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "There are 15 flights from London to New York" in text and "every selector works" in text
         assert "call time_get_current_time" in text and "every result as recorded" in text
-        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar and card
+        assert any("image/png" in o.get("data", {}) for o in outputs)  # the chat page with its bar (a call waiting)
     if path.name.startswith("06-"):
         text = "".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs)
         assert "page_listFlights" in text and "Page-supplied" in text and "Asia/Tokyo" in text

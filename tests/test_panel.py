@@ -9,7 +9,7 @@ from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.core import _loop
-from webmcp_nb.core.describe import family
+from webmcp_nb.core.describe import counted, family
 from webmcp_nb.demo.run import DEMO_SEARCH
 from webmcp_nb.link.connection import Connection
 from webmcp_nb.testing import ScriptedServer, call, say
@@ -109,12 +109,12 @@ def test_the_status_shows_the_browser_as_it_is(flights, polyfill_browser, server
         panel.tools.select("searchFlights")
         assert panel.tools.call_button.disabled is False
         before = len(browser.tabs)  # (the browser is shared: other tests' tabs may be open)
-        assert f"browser connected · {before} tabs" in panel.status.state.value
+        assert f"browser connected · {counted(before, 'tab')}" in panel.status.state.value
         shop = polyfill_browser.open(server.url("shop/"))  # opened elsewhere, no tools: no event in this stream
-        eventually(lambda: f"browser connected · {before + 1} tabs" in panel.status.state.value)
+        eventually(lambda: f"browser connected · {counted(before + 1, 'tab')}" in panel.status.state.value)
         assert shop.id in [tab_id for _, tab_id in panel.status.picker.options]
         shop.close()
-        eventually(lambda: f"browser connected · {before} tabs" in panel.status.state.value)
+        eventually(lambda: f"browser connected · {counted(before, 'tab')}" in panel.status.state.value)
 
         browser.close()
         assert "browser closed" in panel.status.state.value and "connected" not in panel.status.state.value
@@ -142,24 +142,69 @@ def test_a_page_without_tools_says_what_to_do(polyfill_browser, server):
         tab.close()
 
 
-def test_approve_and_deny_cards_resolve_a_running_agents_requests(flights):
-    script = [call("searchFlights", **DEMO_SEARCH), call("setFilters", stops=[0]), say("Searched, not filtered.")]
+def test_approve_and_deny_cards_resolve_a_running_agents_requests(flights, polyfill_browser):
+    """Answered, a card folds to its verdict (it stayed whole with greyed buttons); the last three answered stay;
+    when the browser closes, every card goes."""
+    script = [
+        call("searchFlights", **DEMO_SEARCH), call("setFilters", stops=[0]), call("setFilters", stops=[1]),
+        call("resetFilters"), say("Searched, not filtered."),
+    ]  # fmt: skip
+    browser = _another_client(polyfill_browser)
+    tab = browser.tab(flights.id)
+    panel = wm.panel(tab)
+    try:
+        with ScriptedServer(script) as model:
+            agent = wm.Agent(tab, base_url=model.base_url, api_key="k", model="m", evidence="off", session=False)
+            run = agent.start("search, then filter")  # returns at once; the cards answer
+            cards = []
+            for approve in [True, False, True, True]:
+                card = eventually(lambda: [c for c in panel.cards.values() if all(c is not k for k in cards)])[0]
+                assert {card.approve, card.deny} == set(card.children[1].children)  # side by side, never apart
+                assert card.children[1].layout.flex == "0 0 auto"
+                (card.approve if approve else card.deny).click()
+                cards.append(card)
+            result = run.result(timeout=30)
+        assert result.answer == "Searched, not filtered."
+        assert [s.confirmed for s in result.steps] == [True, False, True, True]
+        first, second, *_ = cards
+        eventually(lambda: all(card.answered for card in cards))
+        assert second.children == (second.text,) and "<details" in second.text.value  # folded: no greyed buttons
+        assert "✗ denied setFilters (notebook panel)</summary>" in second.text.value
+        assert "✓ approved resetFilters (notebook panel)</summary>" in cards[3].text.value
+        assert first not in panel.confirmations.children and list(panel.cards.values()) == cards[1:]
+        for kind in ("agent.turn.started", "confirmation.requested", "tool.called", "tool.denied"):
+            assert kind in panel.operations.value, kind
+        browser.close()
+        assert panel.confirmations.children == () and panel.cards == {}
+    finally:
+        panel.close()
+        browser.close()
+
+
+def test_the_tab_picker_lists_pages_first_and_a_tab_keeps_nothing_of_the_last(flights, polyfill_browser, server):
+    blank = polyfill_browser.open("about:blank")
+    shop = polyfill_browser.open(server.url("shop/"))
     panel = wm.panel(flights)
-    with ScriptedServer(script) as model:
-        agent = wm.Agent(flights, base_url=model.base_url, api_key="k", model="m", evidence="off")
-        run = agent.start("search, then filter")  # returns at once; the cards answer
-        first = eventually(lambda: list(panel.cards.values()))[0]
-        first.approve.click()
-        second = eventually(lambda: len(panel.cards) == 2 and list(panel.cards.values())[1])
-        second.deny.click()
-        result = run.result(timeout=30)
-    assert result.answer == "Searched, not filtered."
-    assert [s.confirmed for s in result.steps] == [True, False]
-    eventually(lambda: first.approve.disabled and second.deny.disabled)
-    assert "approved (notebook panel)" in first.text.value and "denied (notebook panel)" in second.text.value
-    for kind in ("agent.turn.started", "confirmation.requested", "tool.called", "tool.denied", "agent.turn.finished"):
-        assert kind in panel.operations.value, kind
-    panel.close()
+    try:
+        labels = dict((tab_id, label) for label, tab_id in panel.status.picker.options)
+        order = [tab_id for _, tab_id in panel.status.picker.options]
+        blanks = [t.id for t in polyfill_browser.tabs if t.url == "about:blank"]
+        assert blank.id in blanks and order[-len(blanks) :] == blanks  # pages first
+        assert labels[flights.id].endswith("(1 tool)") and labels[shop.id].endswith("(0 tools)")
+
+        panel.tools.select("searchFlights")
+        panel.tools.form.fill(DEMO_SEARCH)
+        panel.tools.call_button.click()
+        eventually(lambda: "searchFlights → ok" in panel.tools.result.value)
+        panel.status.picker.value = shop.id  # a page without tools: nothing of flights' call stays
+        assert panel.tab is shop and "This page has no WebMCP tools" in panel.tools.hint.value
+        assert panel.tools.result.value == "" and panel.tools.details.value == ""
+        panel.status.picker.value = flights.id
+        assert panel.tools.result.value == "" and "pick one" in panel.tools.hint.value
+    finally:
+        panel.close()
+        shop.close()
+        blank.close()
 
 
 def test_chat_streams_the_agents_answer(flights):
@@ -251,6 +296,7 @@ def test_risk_in_the_tool_list_on_cards_and_the_chats_policy(polyfill_browser, s
             assert run.result(timeout=30).answer == "Paid."
         chat = wm.panel(tab, agent=agent).chat
         assert chat.confirm.value == "never"
+        assert chat.confirm.layout.min_width == "min(24em, 100%)"  # "medium- and high-risk tools" whole, not cut
         chat.confirm.value = "always"
         assert agent.confirm == "always"
         assert [value for _, value in chat.confirm.options] == ["never", "high", "medium", "always"]

@@ -26,6 +26,7 @@ ORDER = [
     "views",
     "demo",
     "evals",
+    "ci",
 ]
 """The rooms from the bottom up: each may use only rooms before it."""
 

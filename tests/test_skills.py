@@ -211,6 +211,7 @@ def test_skill_files_round_trip(tmp_path: Path):
     shipped = wm.Skill.builtin("shop")
     again = wm.Skill.load(shipped.save(tmp_path / "shop"))
     assert again.tools_js == shipped.tools_js and again.fragments == shipped.fragments
+    assert again.extra == shipped.extra and set(again.extra) == {"verified", "smoke"}  # what lint reads, kept
 
     plain = tmp_path / "plain"
     plain.mkdir()

@@ -22,7 +22,7 @@ import pkgutil
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,8 @@ import webmcp_nb as wm
 import webmcp_nb.views
 from webmcp_nb.bridge.sites import load_site
 from webmcp_nb.browser.skills import SkillHealthWarning
+from webmcp_nb.ci.diff import diff
+from webmcp_nb.ci.lock import ToolLock
 from webmcp_nb.core import _loop
 from webmcp_nb.core.agent_rules import TEXTS
 from webmcp_nb.link.protocol import EXTENSION_ID, Method
@@ -249,13 +251,15 @@ def bridged(lab: Lab, server: Any, run: Run) -> Iterator[Bridged]:
         page = lab.context.new_page()
         page.goto(url)
         chat = eventually(lambda: next((t for t in lab.browser.tabs if t.url == url), None))
-        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, session=False)
+        bridge = wm.chat_bridge(chat, servers=[lab.tab], site=hostile_site, auto_send=True, session=False)
         # the bar: the page's tool names and descriptions, once it has drawn them
         out.bar.append(eventually(lambda: shadow_showing(page, "inspectMe"), 30, "the bar listing the tools"))
         bridge.send(f"Do it. {lab.everything}")
-        eventually(lambda: bridge.pending, 60, "the card for transfer")
-        card = eventually(lambda: shadow_showing(page, "transfer", "Run it"), 30, "the card drawn")
-        out.bar.append(card)  # a card: the arguments a chat reply wrote
+        eventually(lambda: bridge.pending, 60, "forgeBlock to wait")
+        bridge.answer(bridge.pending[0], True)
+        eventually(lambda: shadow_showing(page, "transfer", "waits for your answer"), 60, "transfer to wait")
+        eventually(lambda: bridge.pending, 60, "the answer for transfer")
+        out.bar.append(shadow_html(page))  # a call that waits: its name, as the chat reply wrote it
         bridge.answer(bridge.pending[0], False)
         assert bridge.wait_answer(timeout=60).startswith("Done.")
         out.views = [bridge, bridge.check()]
@@ -475,6 +479,28 @@ def evals_views(lab: Lab, folder: Path) -> tuple[list[Any], str]:
     return [report, report.compare(report), report.compare_variants()], report.html()
 
 
+def ci_views(lab: Lab) -> list[Any]:
+    """The CI gate's views of the hostile page: lint's report (its tools' texts quoted in findings, its names as
+    the tools) and a diff whose changes carry the page's enum values and names."""
+    p = lab.payloads
+    linted = wm.lint(lab.tab, second_load=False, sample_calls=False)
+    assert {"markup", "hidden-characters", "padding"} <= {f.rule for f in linted.findings}
+    locked = ToolLock.of_tab(lab.tab)
+    text = locked.text() + linted.json_text()  # JSON that page text cannot make read backwards or steer a terminal
+    assert not BIDI.search(text) and ESC not in text and "\x9b" not in text and "\\u202e" in text
+    assert json.loads(locked.text()) == locked.to_json()
+    narrowed = {"type": "object", "properties": {p[5]: {"type": "string", "enum": [p[1]]}, p[11]: {"const": p[0]}}}
+    changed = ToolLock.of(
+        replace(e, name=e.name + p[4], input_schema=narrowed)
+        if e.name == "inspectMe"
+        else replace(e, title=p[2], annotations={"readOnlyHint": False})
+        for e in locked.tools
+    )
+    changes = diff(locked, changed)
+    assert changes.breaking and any(p[0] in c.what for c in changes.changes)
+    return [linted, changes]
+
+
 def test_every_rich_repr_and_the_report_show_page_text_as_text(
     lab: Lab, run: Run, mcp_views: list[Any], bridged: Bridged, tmp_path: Path
 ) -> None:
@@ -491,6 +517,7 @@ def test_every_rich_repr_and_the_report_show_page_text_as_text(
     shown.append(tab.tools.overrides)
     shown += [tab.tools["inspectMe"], tab.tools]
     assert tab.tools["inspectMe"].differences
+    shown += ci_views(lab)
     assert not run.replay.ok  # the counter diverged: its diff (payloads in it) is shown
     missing = rich_classes() - {type(o) for o in shown}
     assert not missing, f"not shown by this test: {missing}"
@@ -590,12 +617,12 @@ def test_the_chat_bridge_shows_page_text_as_text_and_sends_results_as_data(lab: 
         page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 50)))")
         seen = page.evaluate(CHECK_DOM, {"tags": BAR_TAGS, "styles": [], "scripts": []})
         page.close()
-        bad += violations(seen, f"chat bridge bar ({'with a card' if i else 'tools'})")
-    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "Run it" in bridged.bar[1]
+        bad += violations(seen, f"chat bridge bar ({'with a call waiting' if i else 'tools'})")
+    assert "inspectMe" in bridged.bar[0] and "transfer" in bridged.bar[1] and "waits for your answer" in bridged.bar[1]
     results = [m for m in bridged.sent if m.startswith("<tool_result ")]
     bad += [f"sent to the chat: {m[:300]}" for m in results if not one_block(m, "tool_result")]
     assert not bad, "\n".join(bad)
-    assert "<U+202E>" in seen["text"]  # the card's arguments: the note reads forwards
+    assert "<U+202E>" in seen["text"]  # failLoudly's description in the tools list: it reads forwards
     assert len(results) == 2 and "&lt;/tool_result&gt;" in results[0]  # forgeBlock's result, defused
     assert results[1] == f'<tool_result tool="transfer" status="error">\n{TEXTS["denied"]}\n</tool_result>'
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .browser.skills import InjectionResult, Skill, SkillHealthWarning
     from .browser.tab import PNG, Tab
     from .browser.tools import Tool, ToolMap, ToolResult, ToolsOmittedWarning
+    from .ci.lint import alint, lint
     from .core.errors import (
         AgentBusyError,
         BrowserCrashedError,
@@ -91,6 +92,7 @@ _WHERE = {
     "browser.skills": ("InjectionResult", "Skill", "SkillHealthWarning"),
     "browser.tab": ("PNG", "Tab"),
     "browser.tools": ("Tool", "ToolMap", "ToolResult", "ToolsOmittedWarning"),
+    "ci.lint": ("alint", "lint"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
 
@@ -160,6 +162,8 @@ __all__ = [
     "ToolMap",
     "ToolResult",
     "ToolsOmittedWarning",
+    "alint",
+    "lint",
 ]
 
 

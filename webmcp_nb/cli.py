@@ -1,7 +1,7 @@
-"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``relay``, ``mcp``, ``pair``, ``grants``, ``doctor``,
-``browsers``, ``extension-path``, ``serve-demo``. Without a command it prints its help and starts nothing; every
-option says what it does in plain text (a test walks the parser). The benchmark is not part of the package:
-``python bench/run.py`` in a checkout."""
+"""The ``webmcp-nb`` command: ``demo``, ``replay``, ``eval``, ``lint``, ``tools``, ``diff``, ``relay``, ``mcp``,
+``mcp-config``, ``pair``, ``grants``, ``doctor``, ``browsers``, ``extension-path``, ``serve-demo``. Without a command
+it prints its help and starts nothing; every option says what it does in plain text (a test walks the parser). The
+benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 
 from __future__ import annotations
 
@@ -148,6 +148,92 @@ def _mcp(args: argparse.Namespace) -> int:
         overrides=overrides,
     )
     return serve(options)
+
+
+def _mcp_words(args: argparse.Namespace) -> list[str]:
+    """The ``webmcp-nb mcp`` options given to ``mcp-config``, as the entry's arguments (an overrides file by its
+    absolute path: the app starts the server in another folder)."""
+    words: list[str] = []
+    for action in args.mcp_actions:
+        value = getattr(args, action.dest)
+        if value == action.default:
+            continue
+        option = action.option_strings[-1]
+        if action.nargs == 0:  # a switch
+            words.append(option)
+        elif action.dest == "overrides":
+            words += [option, str(Path(value).expanduser().resolve())]
+        else:
+            words += [option, format(value, "g") if isinstance(value, float) else str(value)]
+    return words
+
+
+def _mcp_config(args: argparse.Namespace) -> int:
+    from .mcp.desktop import CLIENTS, NAME, ConfigFileError, launch_entry, merge
+
+    def refuse(text: str) -> int:
+        print(f"webmcp-nb mcp-config: {text}", file=sys.stderr)
+        return 2
+
+    if (mixed := _mixed_modes(args)) is not None:
+        return refuse(mixed)
+    if not NAME.match(args.name):
+        return refuse(f"--name {args.name!r}: use letters, digits, - and _ (at most 64), as every client accepts")
+    if args.overrides:
+        from .browser.overrides import load_overrides
+        from .core.errors import ConfigurationError
+
+        try:
+            load_overrides(args.overrides)
+        except ConfigurationError as exc:
+            return refuse(f"--overrides {exc}")
+    client = CLIENTS[args.client]
+    launch = launch_entry(_mcp_words(args))
+    file = Path(args.config_file) if args.config_file else client.default_file()
+    if args.config_file and not args.write:
+        return refuse("--config-file is where --write puts the entry: give --write too, or leave it out")
+    if not args.write:
+        print(client.text(args.name, launch), end="")
+        if client.key == "inspector":
+            step = (
+                "Save it as a file, then: npx @modelcontextprotocol/inspector --config FILE --server "
+                f"{args.name} (add --cli --method tools/list to list the tools in the shell)."
+            )
+        else:
+            step = (
+                f"Put the entry in {client.title}'s {client.servers_key} in {file}, then {client.restart}; or "
+                f"run again with --write to merge it there."
+            )
+        print(step, file=sys.stderr)
+        _say_sdk_missing()
+        return 0
+    if file is None:
+        return refuse(f"{client.title} has no config file of its own: give --config-file PATH")
+    try:
+        merged = merge(client, args.name, launch, file)
+    except (ConfigFileError, OSError) as exc:
+        return refuse(str(exc))
+    if merged.done == "unchanged":
+        print(f"{merged.file} already has this {args.name} entry: nothing changed")
+    else:
+        kept = f"; the old file is kept as {merged.backup}" if merged.backup else ""
+        print(f"{merged.done} the {args.name} entry in {merged.file}{kept}")
+        if client.restart:
+            print(f"Next: {client.restart}.")
+    _say_sdk_missing()
+    return 0
+
+
+def _say_sdk_missing() -> None:
+    """A warning when ``webmcp-nb mcp`` could not start here: the MCP SDK is an extra."""
+    import importlib.util
+
+    if importlib.util.find_spec("mcp") is None:
+        print(
+            "webmcp-nb mcp-config: the entry will not start yet: webmcp-nb mcp needs the MCP SDK "
+            "(pip install 'webmcp-nb[mcp]')",
+            file=sys.stderr,
+        )
 
 
 def _pair(args: argparse.Namespace) -> int:
@@ -304,7 +390,8 @@ def _replay(args: argparse.Namespace) -> int:
         with launch(headless=not args.headed, native_webmcp=args.native) as browser:
             tab = browser.open(url)
             replay = replay_agent if agent_turns else replay_calls
-            report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True)
+            policy = {"confirm": args.confirm, "allow_high_risk": args.allow_high_risk}  # nobody here answers an ask
+            report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True, **policy)
             print(report)
             if args.report and report.session is not None:
                 report.session.report(args.report)
@@ -357,9 +444,16 @@ def _eval(args: argparse.Namespace) -> int:
     print(report)
     if report.directory is not None:
         print(f"report: {visible((report.directory / 'report.html').resolve())} (and report.json; sessions in runs/)")
+    if args.junit:
+        from .ci.junit import eval_junit
+
+        Path(args.junit).write_text(eval_junit(report, args.threshold), encoding="utf-8")
     if not report.ok(args.threshold):
-        print(f"below the threshold ({args.threshold:.0%} success, no errors)", file=sys.stderr)
+        print("webmcp-nb eval: exit 1, below the threshold:", file=sys.stderr)
+        print("\n".join(f"  {visible(line)}" for line in report.shortfalls(args.threshold)), file=sys.stderr)
         return 1
+    reached = f"at least {args.threshold:.0%} of its runs passed"
+    print(f"every model reached the threshold ({reached}) and no run ended in an error: exit 0")
     return 0
 
 
@@ -463,10 +557,89 @@ def _eval_parser(sub: Any) -> None:
                 help="at most N model requests at once to PROVIDER (a preset name or a base URL); repeatable",
             )  # fmt: skip
         p.add_argument("-o", "--output-dir", default=None, help="where sessions and reports go (default .evals/ID)")
+        p.add_argument(
+            "--junit", metavar="FILE",
+            help="also write the results as JUnit XML: a test case per task, model and variant, failing below "
+            "--threshold with each run's reason",
+        )  # fmt: skip
         if "native" in own:
             p.add_argument("--native", action="store_true", help="the browser's own WebMCP, not the polyfill")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_eval)
+
+
+def _lint(args: argparse.Namespace) -> int:
+    from .ci.commands import lint_command
+
+    return lint_command(args)
+
+
+def _tools(args: argparse.Namespace) -> int:
+    from .ci.commands import tools_command
+
+    return tools_command(args)
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from .ci.commands import diff_command
+
+    return diff_command(args)
+
+
+TARGET_HELP = "a page (http://…, https://…, or demo:PATH for the bundled demos) or a lock file"
+
+
+def _page_options(command: argparse.ArgumentParser) -> None:
+    """The options of a command that loads pages in a Chromium it launches."""
+    command.add_argument("--polyfill", action="store_true", help="the extension's polyfill, not native WebMCP")
+    command.add_argument("--headed", action="store_true", help="show the browser window")
+    command.add_argument(
+        "--wait-for", action="append", default=[], metavar="NAME",
+        help="wait (up to 10 s, on each load) for the page to register this tool before reading its tools; repeatable",
+    )  # fmt: skip
+
+
+def _ci_parsers(sub: Any) -> None:
+    """``lint``, ``tools`` and ``diff``: the site author's CI gate (``webmcp_nb.ci``)."""
+    linting = _command(
+        sub,
+        "lint",
+        "check a page's tools (names, schemas, budgets, annotations, text aimed at the model); exits 1 on errors",
+        description="Each finding has a rule id, a severity and a fix; errors fail the gate (exit 1), usage errors "
+        "exit 2. Settings (budgets, rules off, exceptions): webmcp-lint.toml, or [tool.webmcp-nb.lint] in "
+        "pyproject.toml.",
+    )
+    linting.add_argument("targets", nargs="*", metavar="TARGET", help=TARGET_HELP)
+    linting.add_argument(
+        "--skill", action="append", default=[], metavar="DIR",
+        help="a skill's folder: check its SKILL.md, run its smoke step on its fixture page, lint its tools; "
+        "repeatable",
+    )  # fmt: skip
+    linting.add_argument("--config", metavar="FILE", help="the settings file (default: found from this folder up)")
+    linting.add_argument("--json", action="store_true", help="print the findings as JSON")
+    linting.add_argument("--junit", metavar="FILE", help="also write the findings as JUnit XML (a test case per tool)")
+    linting.add_argument("--once", action="store_true", help="load each page once (no check that names are stable)")
+    linting.add_argument("--no-calls", action="store_true", help="make no sample calls (no output budget check)")
+    _page_options(linting)
+    linting.set_defaults(func=_lint)
+
+    listing = _command(sub, "tools", "list a page's tools; --json writes its lock file (sorted, stable across loads)")
+    listing.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    listing.add_argument("--json", action="store_true", help="print the lock file: webmcp-nb tools URL --json > FILE")
+    _page_options(listing)
+    listing.set_defaults(func=_tools)
+
+    changes = _command(
+        sub,
+        "diff",
+        "what changed between two versions of a page's tools, breaking or compatible; exits 1 on a breaking change",
+    )
+    changes.add_argument("old", metavar="OLD", help=f"the version before: {TARGET_HELP}")
+    changes.add_argument("new", metavar="NEW", help=f"the version after: {TARGET_HELP}")
+    changes.add_argument("--allow-breaking", action="store_true", help="exit 0 even with breaking changes")
+    changes.add_argument("--json", action="store_true", help="print the changes as JSON")
+    _page_options(changes)
+    changes.set_defaults(func=_diff)
 
 
 def _price(text: str) -> tuple[str, float, float]:
@@ -523,6 +696,70 @@ def _provider_limit(text: str) -> tuple[str, int]:
     return provider, int(count)
 
 
+def _mcp_options(mcp: argparse._ActionsContainer) -> list[argparse.Action]:
+    """``webmcp-nb mcp``'s options (``mcp-config`` takes them too, to write them into the entry); the actions."""
+    return [
+        mcp.add_argument("--launch", action="store_true", help="launch its own Chromium instead of using your Chrome"),
+        mcp.add_argument("--url", help="open this URL and bind the session to its tab"),
+        mcp.add_argument("--headed", action="store_true", help="with --launch: show the browser window"),
+        mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP"),
+        mcp.add_argument("--port", type=int, default=None, help=PORT_HELP),
+        mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay"),
+        mcp.add_argument(
+            "--allow-file-urls",
+            action="store_true",
+            help="let the MCP client open file: URLs (off: only http, https and about:blank)",
+        ),
+        mcp.add_argument(
+            "--ask-timeout",
+            type=_ask_seconds,
+            default=60.0,
+            help="seconds an ask for a site's grant waits for you, more than 0 and at most 600 (default 60)",
+        ),
+        mcp.add_argument(
+            "--overrides",
+            metavar="FILE",
+            help="a YAML or JSON file {tool: {description, title, input_schema}}: what the client is shown instead "
+            "of the page's own text (calls still reach the page's tools)",
+        ),
+    ]
+
+
+def _mcp_config_parser(sub: Any) -> None:
+    from .mcp.desktop import CLIENTS
+
+    config = _command(
+        sub,
+        "mcp-config",
+        "print (or --write) the entry that starts webmcp-nb mcp in Claude Desktop, Cursor, VS Code, Codex or the "
+        "MCP Inspector",
+        description="A desktop app has no shell: a virtualenv's bin/ is not on its PATH, so a bare `webmcp-nb` "
+        "does not start there. This prints the entry with the installed script's absolute path, the mcp options "
+        "given here, and WEBMCP_NB_HOME/WEBMCP_NB_PORT when they are set; --write merges it into the client's "
+        "config file, keeping a backup and every other entry.",
+    )
+    config.add_argument(
+        "client",
+        nargs="?",
+        default="claude-desktop",
+        choices=list(CLIENTS),
+        help="the client whose config to print (default: claude-desktop)",
+    )
+    config.add_argument(
+        "--write",
+        action="store_true",
+        help="merge the entry into the client's config file (a backup of the old file is kept beside it)",
+    )
+    config.add_argument(
+        "--config-file",
+        metavar="PATH",
+        help="with --write: this file instead of the client's own (the inspector has none: it needs one)",
+    )
+    config.add_argument("--name", default="webmcp-nb", help="the entry's name (default: webmcp-nb)")
+    options = config.add_argument_group("webmcp-nb mcp's options, written into the entry")
+    config.set_defaults(func=_mcp_config, mcp_actions=_mcp_options(options))
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: every command and option with its help, in plain text."""
     top = argparse.ArgumentParser(prog="webmcp-nb", description=DESCRIPTION, epilog=EPILOG)
@@ -542,12 +779,24 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument("--calls", action="store_true", help="repeat the tool calls only, not the agent turns")
     replay.add_argument("--ignore", action="append", default=[], help="a volatile field to skip, e.g. searchId")
     replay.add_argument("--tolerance", type=float, default=0.0, help="accept numbers this close")
+    replay.add_argument(
+        "--confirm",
+        choices=["high", "medium", "always", "never"],
+        default="high",
+        help="the risks the replay asks about before a call, as an agent's confirm does; nobody answers here, so "
+        "those calls are denied (default: high; the session's own policy is never used, high-risk calls are denied "
+        "under every policy without --allow-high-risk)",
+    )
+    replay.add_argument(
+        "--allow-high-risk", action="store_true", help="let the replay run high-risk tools (send, pay, delete, publish)"
+    )
     replay.add_argument("--report", help="write the replay's HTML report here")
     replay.add_argument("--headed", action="store_true", help="show the browser window")
     replay.add_argument("--native", action="store_true", help="use the browser's own WebMCP, not the polyfill")
     replay.set_defaults(func=_replay)
 
     _eval_parser(sub)
+    _ci_parsers(sub)
 
     relay = _command(sub, "relay", "run the relay in the foreground (wm.connect() starts it for you)")
     relay.add_argument("--port", type=int, default=None, help=PORT_HELP)
@@ -557,30 +806,10 @@ def parser() -> argparse.ArgumentParser:
     mcp = _command(
         sub, "mcp", "a stdio MCP server: an MCP client (Claude Desktop, VS Code…) drives a tab through the relay"
     )
-    mcp.add_argument("--launch", action="store_true", help="launch its own Chromium instead of using your Chrome")
-    mcp.add_argument("--url", help="open this URL and bind the session to its tab")
-    mcp.add_argument("--headed", action="store_true", help="with --launch: show the browser window")
-    mcp.add_argument("--native-webmcp", action="store_true", help="with --launch: the browser's own WebMCP")
-    mcp.add_argument("--port", type=int, default=None, help=PORT_HELP)
-    mcp.add_argument("--browser-id", default=None, help="which browser, when several are connected to the relay")
-    mcp.add_argument(
-        "--allow-file-urls",
-        action="store_true",
-        help="let the MCP client open file: URLs (off: only http, https and about:blank)",
-    )
-    mcp.add_argument(
-        "--ask-timeout",
-        type=_ask_seconds,
-        default=60.0,
-        help="seconds an ask for a site's grant waits for you, more than 0 and at most 600 (default 60)",
-    )
-    mcp.add_argument(
-        "--overrides",
-        metavar="FILE",
-        help="a YAML or JSON file {tool: {description, title, input_schema}}: what the client is shown instead of "
-        "the page's own text (calls still reach the page's tools)",
-    )
+    _mcp_options(mcp)
     mcp.set_defaults(func=_mcp)
+
+    _mcp_config_parser(sub)
 
     pair = _command(sub, "pair", "let the extension in your Chrome pair with this account (native messaging)")
     pair.add_argument(

@@ -112,7 +112,7 @@ export function describe(event) {
     case 'tools.changed': {
       const added = (d.added ?? []).map((n) => `+${n}`).join(' ');
       const removed = (d.removed ?? []).map((n) => `−${n}`).join(' ');
-      const total = d.count !== undefined && d.count !== null ? `(${d.count} tools)` : '';
+      const total = d.count !== undefined && d.count !== null ? `(${d.count} tool${d.count === 1 ? '' : 's'})` : '';
       return [added, removed, total].filter(Boolean).join(' ');
     }
     case 'tools.omitted': return `${d.omitted} tools left out of the mirror (${d.listed} listed); call them by name`;
@@ -159,7 +159,7 @@ export function describe(event) {
       return `the assistant answered (${calls} tool call${calls === 1 ? '' : 's'} this turn)`;
     }
     case 'bridge.closed': return 'chat bridge closed';
-    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: offered to the user as a button`;
+    case 'bridge.offered': return `${callText(tool, d.arguments, 80)} written without its tags: the user is asked whether to run it`;
     case 'bridge.problem': return `in the chat page: ${d.text ?? ''}`;
     case 'override.set': {
       const fields = d.fields && typeof d.fields === 'object' && !Array.isArray(d.fields) ? Object.keys(d.fields) : [];

@@ -1,6 +1,6 @@
-// The chat-site bridge's pipe (webmcp_nb/bridge): `bridge.open` injects page/user-script/chat-bridge.js into a
-// tab's USER_SCRIPT world — a world of its own, apart from skills, which page scripts cannot reach — with the
-// notebook's config; `bridge.send` posts a message to it; what it says comes back as `bridge.event`, which the
+// The chat-site bridge's pipe (webmcp_nb/bridge): `bridge.open` injects page/user-script/visible-text.js and
+// chat-bridge.js into a tab's USER_SCRIPT world — a world of its own, apart from skills, which page scripts cannot
+// reach — with the notebook's config; `bridge.send` posts a message to it; what it says comes back as `bridge.event`, which the
 // relay delivers to the client that opened it alone. Nothing here reads or decides anything about the chat.
 import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError, notify } from './relay.js';
@@ -44,7 +44,7 @@ async function open({ tabId, bridgeId, config, origin }) {
   const start = `globalThis.__webmcpNbChatBridge(${JSON.stringify({ ...config, bridgeId, portKey })}, ${JSON.stringify(site)});`;
   const [injection] = await chrome.userScripts.execute({
     target: { tabId }, world: 'USER_SCRIPT', worldId: WORLD,
-    js: [{ file: 'page/user-script/chat-bridge.js' }, { code: start }],
+    js: [{ file: 'page/user-script/visible-text.js' }, { file: 'page/user-script/chat-bridge.js' }, { code: start }],
   });
   if (injection?.error || !injection?.result) {
     bridges.delete(tabId);

@@ -6,6 +6,7 @@
 import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError, isConnected, notify } from './relay.js';
 import { expectReport, flushDirty, markAllDirty, tabs, tellEndpoints } from './mirror.js';
+import { requireTop } from './sites.js';
 
 const RUNTIME = [{ file: 'page/main/bridge-serialize.js' }, { file: 'page/user-script/skill-runtime.js' }];
 const installed = new Map(); // name → {name, version, description, match, priority, config, source, enabled, disabledTools, tabs}
@@ -88,13 +89,16 @@ async function register(skill) {
   if (skill.match.length) await chrome.userScripts.register([script]);
 }
 
-// Runs the skill in a tab now and resolves once the mirror has the tools it reported. `broken` marks a
-// failure of the machinery (the script did not run, or its runtime never answered), not a health verdict.
-async function inject(skill, tabId) {
+// Runs the skill in a tab now (in its top frame's document `documentId`, if given) and resolves once the mirror
+// has the tools it reported. `broken` marks a failure of the machinery (the script did not run, or its runtime
+// never answered), not a health verdict.
+async function inject(skill, tabId, documentId) {
   const report = expectReport(tabId);
   try {
     const [injection] = await chrome.userScripts.execute({
-      target: { tabId }, js: [...RUNTIME, { code: code(skill, report.syncId) }], world: 'USER_SCRIPT',
+      target: documentId ? { tabId, documentIds: [documentId] } : { tabId },
+      js: [...RUNTIME, { code: code(skill, report.syncId) }],
+      world: 'USER_SCRIPT',
     });
     if (injection?.error) return { tabId, ok: false, reason: String(injection.error), tools: [], broken: true };
     await report.arrived;
@@ -131,10 +135,13 @@ async function restore(name, previous, targets) {
 }
 
 export const skillHandlers = {
-  // Install or replace a skill, then run it in every open tab it matches and in `tabId` if given.
-  async [Method.SKILL_INSTALL]({ skill, tabId }) {
+  // Install or replace a skill, then run it in every open tab it matches and in `tabId` if given. With `site` (a
+  // model's injection: the site its grant check allowed), it runs in `tabId` only in the document that shows
+  // that site now, and nothing is installed when the tab shows another.
+  async [Method.SKILL_INSTALL]({ skill, tabId, site }) {
     await requireUserScripts();
     if (!NAME.test(skill?.name ?? '')) throw new RelayError(ErrorCode.INVALID_ARGS, `Bad skill name ${JSON.stringify(skill?.name)}`);
+    const bound = site === undefined || tabId === undefined ? undefined : await requireTop(tabId, site, 'the skill was not injected');
     const previous = installed.get(skill.name);
     const entry = {
       name: skill.name,
@@ -153,7 +160,7 @@ export const skillHandlers = {
     let results;
     try {
       await register(entry);
-      results = await Promise.all([...targets].map((id) => inject(entry, id)));
+      results = await Promise.all([...targets].map((id) => inject(entry, id, id === tabId ? bound : undefined)));
     } catch (error) {
       await restore(entry.name, previous, targets);
       throw error;

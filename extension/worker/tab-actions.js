@@ -4,6 +4,7 @@
 import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError } from './relay.js';
 import { flushDirty, markDirty, rememberTab, sync, tabs } from './mirror.js';
+import { requireSites } from './sites.js';
 
 const LOAD_TIMEOUT_MS = 30_000;
 const CAPTURE_SPACING_MS = 510;
@@ -106,11 +107,14 @@ export const tabHandlers = {
     return {};
   },
 
-  async [Method.TAB_SCREENSHOT]({ tabId }) {
+  // `site` and `sites`, for a capture a model asked for: the site its grant check allowed (read from the relay's
+  // copy of the URL, which can lag the tab) and the sites its frames may show (sites.js).
+  async [Method.TAB_SCREENSHOT]({ tabId, site, sites }) {
     const tab = requireTab(tabId);
     if (!tab.active) await chrome.tabs.update(tabId, { active: true });
     // Chrome allows two captureVisibleTab calls per second; space them rather than fail. Under load Chrome may
-    // still see two closer together than they were made: then wait a spacing more and try again.
+    // still see two closer together than they were made: then wait a spacing more and try again. The wait comes
+    // before the checks: a tab can go anywhere while it waits.
     for (let attempt = 0; ; attempt++) {
       const wait = lastCapture + CAPTURE_SPACING_MS - Date.now();
       lastCapture = Math.max(Date.now(), lastCapture + CAPTURE_SPACING_MS);
@@ -119,8 +123,12 @@ export const tabHandlers = {
         // The capture is of whatever the window shows: it must be this tab, before and after (the user, or another
         // session, may switch tabs meanwhile), or the image would be of a tab nobody checked.
         await requireShown(tabId, tab.windowId);
+        const before = site === undefined ? null : await requireSites(tabId, site, sites);
         const dataUrl = await chrome.tabs.captureVisibleTab(tab.windowId, { format: 'png' });
         await requireShown(tabId, tab.windowId);
+        if (site !== undefined && (await requireSites(tabId, site, sites)) !== before) {
+          throw new RelayError(ErrorCode.NAVIGATED, `Tab ${tabId} navigated while its picture was taken: no screenshot taken`, { tabId });
+        }
         return { data: dataUrl.slice(dataUrl.indexOf(',') + 1), mimeType: 'image/png' };
       } catch (error) {
         if (attempt >= 3 || !/MAX_CAPTURE_VISIBLE_TAB_CALLS_PER_SECOND/.test(String(error?.message))) throw error;
@@ -138,3 +146,4 @@ async function requireShown(tabId, windowId) {
   const [shown] = await chrome.tabs.query({ active: true, windowId });
   if (shown?.id !== tabId) throw new RelayError(ErrorCode.BAD_REQUEST, `Tab ${tabId} is no longer the one its window shows: no screenshot taken`);
 }
+

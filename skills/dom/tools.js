@@ -573,7 +573,7 @@ defineTool({
   title: 'Read the page',
   description: 'Read the current page: title, URL, visible text (up to maxChars), links, headings, and every form '
     + 'with its fields (label, name, type, required, current value, select options, and a ref to target it). '
-    + 'Call it first on a new page and again after actions that change the page.',
+    + 'What to read first on a new page, and again after actions that change the page.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -679,7 +679,7 @@ defineTool({
 defineTool({
   name: 'fill',
   title: 'Fill a field',
-  description: 'Replace the value of a text field, textarea or contenteditable (a <select> gets the matching option), '
+  description: 'Replace the value of a text field, textarea or contenteditable (a select element gets the matching option), '
     + 'firing input and change events like typing would. submit: true then submits its form (or presses Enter '
     + 'when it has none). Use check for checkboxes and radios. Dates are YYYY-MM-DD, times HH:MM.',
   inputSchema: {
@@ -750,9 +750,9 @@ defineTool({
 defineTool({
   name: 'select',
   title: 'Choose an option',
-  description: 'Choose an option of a <select> by value or by visible label (exact, then contains). For a '
-    + '<select multiple> pass an array. Custom dropdowns (role combobox/listbox on a div) are not <select>s: click '
-    + 'them open, then click the option.',
+  description: 'Choose an option of a select element by value or by visible label (exact, then contains). For a '
+    + 'select element with multiple, pass an array. Custom dropdowns (role combobox/listbox on a div) are not select '
+    + 'elements: click them open, then click the option.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -1027,7 +1027,7 @@ function extractionSource(target, selector, kind) {
 defineTool({
   name: 'extract',
   title: 'Extract records',
-  description: 'Extract structured records. A <table> becomes objects keyed by its header cells; a list or grid '
+  description: 'Extract structured records. A table becomes objects keyed by its header cells; a list or grid '
     + 'of cards becomes {text, ref, fields…} per item, fields named after class names and data-* attributes. Give '
     + 'selector matching the items (".product-card") or the container, or target; without either, the page\'s '
     + 'largest table or repeated list. kind: auto (default), table or list.',

@@ -180,7 +180,7 @@ defineTool({
   description: 'The search results the page shows now, as {text, href?} records, without searching.',
   inputSchema: {
     type: 'object',
-    properties: { limit: { type: 'integer', minimum: 1, maximum: 200, default: 20 } },
+    properties: { limit: { type: 'integer', minimum: 1, maximum: 200, default: 20, description: 'Most results to return.' } },
     additionalProperties: false,
   },
   annotations: { readOnlyHint: true, untrustedContentHint: true },

@@ -155,7 +155,7 @@ defineTool({
     properties: {
       productId: { type: 'string', description: 'e.g. "p05", from listProducts or searchProducts.' },
       name: { type: 'string', description: 'Product name, exact or a unique part of it.' },
-      quantity: { type: 'integer', minimum: 1, maximum: 99, default: 1 },
+      quantity: { type: 'integer', minimum: 1, maximum: 99, default: 1, description: 'How many to add.' },
     },
     additionalProperties: false,
   },

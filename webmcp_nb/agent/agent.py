@@ -17,12 +17,12 @@ import itertools
 import json
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..browser.gate import ASK_TIMEOUT, Asker, Need, check_call, check_site
+from ..browser.gate import ASK_TIMEOUT, Asker, check_call, check_page
 from ..browser.tools import Tool
 from ..core import _loop
 from ..core.agent_rules import (
@@ -44,7 +44,7 @@ from ..core.events import Event, EventStream, acting_as
 from ..recording.session import Evidence, Session
 from .model_io import ModelIO, Usage, parse_arguments
 from .model_tools import ToolSpec, error_text, tool_specs
-from .providers import Provider, resolve_provider
+from .providers import PLACEHOLDER_KEY, Provider, resolve_provider
 
 if TYPE_CHECKING:
     from ..browser.skills import Skill
@@ -233,6 +233,7 @@ class Agent:
         evidence: Evidence = "non-readonly",
         mcp_servers: Sequence[MCPServer] = (),
         request_gate: Callable[[], AbstractAsyncContextManager[object]] | None = None,
+        allowed_tools: Collection[str] | None = None,
     ) -> None:
         try:
             policy = resolve_policy(confirm)
@@ -243,6 +244,8 @@ class Agent:
         self.tab = tab
         self.mcp_servers = list(mcp_servers)
         """MCP servers (``wm.mcp.connect``) whose tools the agent has beside the page's, as ``<server>_<tool>``."""
+        self.allowed_tools = frozenset(allowed_tools) if allowed_tools is not None else None
+        """The only tools offered to the model (page tools by name, MCP tools as ``<server>.<tool>``), or all."""
         chosen = resolve_provider(provider, base_url, prompt_mode=prompt_mode)
         model = model or chosen.default_model
         if not model:
@@ -404,7 +407,7 @@ class Agent:
         """Requests and tool calls until the model answers (or the call limit makes it)."""
         tools_offered = True
         while True:
-            await self._check_site("read", deadline, action="read the page")  # its title, address and tools
+            await check_page(self.tab, "read", self._asker, action="read the page", timeout=self._ask_time(deadline))
             specs = tool_specs(self._tools()) if tools_offered else {}
             reply = await self._io.complete(functools.partial(self._conversation, specs), specs)
             if reply.usage is not None:
@@ -460,7 +463,8 @@ class Agent:
             self.session = browser.session or Session(
                 browser, evidence=self._evidence, model=self.model, provider=self.provider.name
             )
-        self.session.add_secret(self._api_key)
+        if self._api_key != PLACEHOLDER_KEY:  # a real key: never written (a placeholder is not one)
+            self.session.add_secret(self._api_key)
 
     # ----- one tool call -----
 
@@ -530,14 +534,15 @@ class Agent:
         """How long an ask may wait: the turn's remaining time (:mod:`webmcp_nb.browser.gate`)."""
         return max(0.1, min(ASK_TIMEOUT, deadline - asyncio.get_running_loop().time() - 1.0))
 
-    async def _check_site(self, need: Need, deadline: float, **what: Any) -> None:
-        """The tab's site must be granted for ``need``; a site never granted asks the user, for at most the turn's
-        remaining time."""
-        await check_site(self.tab.browser, need, self._asker, tab=self.tab, timeout=self._ask_time(deadline), **what)
-
     def _tools(self) -> list[Tool | MCPTool]:
-        """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added)."""
-        return [*self.tab.tools.values(), *(tool for server in self.mcp_servers for tool in server.tools.values())]
+        """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added); only
+        the ``allowed_tools``, if given."""
+        found: list[Tool | MCPTool] = [*self.tab.tools.values()]
+        found += [tool for server in self.mcp_servers for tool in server.tools.values()]
+        allowed = self.allowed_tools
+        if allowed is None:
+            return found
+        return [tool for tool in found if (tool.name if isinstance(tool, Tool) else tool.qualified_name) in allowed]
 
     async def _call_mcp(self, spec: ToolSpec, arguments: Any, timeout: float) -> tuple[Any, str, float]:
         """An MCP server's tool, recorded in the agent's stream as a page tool's call is."""

@@ -78,7 +78,7 @@ def parse_arguments(raw: Any) -> Any:
         return {}
     try:
         value = json.loads(raw)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):  # (nested deeper than the decoder goes)
         return str(raw)
     return value if isinstance(value, dict) else str(raw)
 

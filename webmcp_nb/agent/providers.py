@@ -13,7 +13,11 @@ from typing import Any
 from ..core.agent_rules import PROVIDERS, default_provider, provider_for_url, request_fields
 from ..core.errors import ConfigurationError, Hint
 
-__all__ = ["Provider", "PRESETS", "resolve_provider"]
+__all__ = ["Provider", "PRESETS", "PLACEHOLDER_KEY", "resolve_provider"]
+
+PLACEHOLDER_KEY = "not-needed"
+"""The key sent to an endpoint that needs none (local servers, a replay's scripted model): no secret, so never
+redacted from a session (it would rewrite every "not-needed" in it)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Provider:
         if self.api_key_env and os.environ.get(self.api_key_env):
             return os.environ[self.api_key_env]
         if self.api_key_env is None:
-            return "not-needed"
+            return PLACEHOLDER_KEY
         others = ", ".join(
             f"{name} ({preset['api_key_env']})"
             for name, preset in PROVIDERS.items()

@@ -1,10 +1,17 @@
 """The chat-site bridge, the notebook's side: MCP servers' tools (and page tools of other tabs) for a web chat the
 user is logged into, with no API key. The page side (``extension/page/user-script/chat-bridge.js``, in a world of
 its own, through ``bridge.open``/``bridge.send``/``bridge.event``) adds the tool instructions to what the user
-sends, reports the assistant's latest reply as text as it streams and once it is complete, shows confirm cards
-and types results back. Everything else happens here, with the agent's own parts: the prompt-mode text and
-parser, the confirmation policy, the limits and the framing of results (:mod:`webmcp_nb.core.agent_rules`),
-``tool_specs`` for names and descriptions, ``wm.mcp.connect`` for the tools.
+sends, reports the visible text of the assistant's latest reply as it streams and once it is complete, says when a
+call waits and types results back. Everything else happens here, with the agent's own parts: the prompt-mode text
+and parser, the limits and the framing of results (:mod:`webmcp_nb.core.agent_rules`), ``tool_specs`` for names
+and descriptions, ``wm.mcp.connect`` for the tools.
+
+The chat page owns its DOM: a script of its own can write a call into the assistant's reply. So every call the
+bridge reads is a request, never an approval: each asks the user in the side panel or the notebook panel (a
+``confirmation.requested`` event; ``bridge.answer`` from a cell), where the page can neither draw nor click,
+unless the user let that source's read-only tools run unasked (:mod:`.policy`); and its result waits in the chat's
+input for the user to send it unless they chose ``auto_send=True``. The page is told origins, never URLs, and
+never a waiting call's arguments.
 
 A call is found by its reply's turn (the page counts what it sends) and its place in the reply, so a page that
 re-renders a finished reply never runs it twice; only the assistant's messages (the adapter's ``assistant``
@@ -29,25 +36,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, error_text, specs_text, tool_specs
+from ..browser import checked
 from ..browser.gate import Asker, check_call, check_site, shows
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
-from ..core.agent_rules import (
-    BRIDGE,
-    CONFIRM,
-    LIMITS,
-    PROMPT_MODE,
-    TEXTS,
-    fill,
-    needs_confirmation,
-    parse_tool_calls,
-    resolve_policy,
-    result_text,
-)
+from ..core.agent_rules import BRIDGE, LIMITS, PROMPT_MODE, TEXTS, fill, parse_tool_calls, result_text
+from ..core.describe import counted
 from ..core.display import clip, escape, table, visible
 from ..core.errors import (
     ConfigurationError,
+    ConfirmationRequiredError,
     NotConnectedError,
     PermissionDeniedError,
     ToolNotFoundError,
@@ -57,6 +56,7 @@ from ..core.events import Event, acting_as
 from ..link.grants import origin_of
 from ..link.protocol import Method
 from ..recording.session import Session
+from .policy import AutoRun, RunPolicy
 from .sites import Site, SiteCheck, load_site
 
 if TYPE_CHECKING:
@@ -71,8 +71,11 @@ CHECK_TIMEOUT = 10.0
 REOPEN_ATTEMPTS = 3
 REOPEN_WAIT = 1.0
 """Seconds between attempts to start the page side on a new page (the old one may still be unloading)."""
-MAX_OFFER_SCAN = 200
-"""Opening braces of a reply tried for a call written without its tags (the "run this call" fallback)."""
+MAX_OFFER_SCAN = 32
+"""Places in a reply tried for a call written without its tags (``{"name": …``: the fallback offered to the user)."""
+LOOSE_CALL = re.compile(r'\{\s*"name"\s*:')
+WAITING = "waits for your answer in the side panel or the notebook panel"
+"""What the bar and the bridge's status say of a call that waits: the page never gets a way to answer it."""
 
 
 class ChatSiteWarning(UserWarning):
@@ -87,8 +90,8 @@ class BridgedCall:
     """The name the chat used (``time_get_current_time``)."""
     arguments: Any
     status: str = "waiting"
-    """``ok``, ``error`` (the tool failed or timed out), ``denied`` (at its card), ``refused`` (no such bridged
-    tool, a call past the limits, or not a call at all), or ``waiting``/``running``."""
+    """``ok``, ``error`` (the tool failed or timed out), ``denied`` (by the user, or unanswered in the turn's time),
+    ``refused`` (no such bridged tool, a call past the limits, or not a call at all), or ``waiting``/``running``."""
     text: str = ""
     """What went back to the chat: the result or the error, before framing."""
     risk: str | None = None
@@ -115,8 +118,7 @@ class ChatBridge:
         servers: Sequence[Any],
         *,
         site: Site,
-        confirm: str,
-        allow_high_risk: bool,
+        auto_run: RunPolicy,
         auto_send: bool,
         max_tool_calls: int,
         tool_timeout: float,
@@ -128,9 +130,11 @@ class ChatBridge:
         self.servers = list(servers)
         """Where the tools come from: MCP servers (``wm.mcp.connect``) and tabs (their page tools)."""
         self.site = site
-        self.confirm = confirm
-        self.allow_high_risk = allow_high_risk
+        self.auto_run = auto_run
+        """Which calls run without the user's answer (:class:`~webmcp_nb.bridge.policy.RunPolicy`): none unless
+        the user opted in."""
         self.auto_send = auto_send
+        """Whether results are sent to the chat once typed (else they wait in its input for the user's Send)."""
         self.max_tool_calls = max_tool_calls
         self.tool_timeout = tool_timeout
         self.turn_timeout = turn_timeout
@@ -146,7 +150,7 @@ class ChatBridge:
         self._browser = tab.browser
         self._replies: dict[tuple[str, int], _Reply] = {}
         self._pending: dict[str, tuple[asyncio.Future[bool], str]] = {}
-        self._offers: dict[str, tuple[tuple[str, int], dict[str, Any]]] = {}
+        self._pending_tools: dict[str, str] = {}
         self._checks: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._origin = origin_of(tab.url)
         """The chat site: the page side starts only on a page of it (not where the tab goes next)."""
@@ -157,7 +161,15 @@ class ChatBridge:
         self._turn_calls = 0
         self._turn_started = time.monotonic()
         self._answers: list[str] = []
-        self._answered = asyncio.Event()
+        self._asked_at = 0
+        """Where the answers to the user's last message start in ``_answers``."""
+        self._read = False
+        """Whether a reply to the user's last message was read."""
+        self._unseen: str | None = None
+        """Why no reply could be read since the user's last message (the ``assistant`` selector matches nothing new
+        though the page changed), as the page side said it."""
+        self._changed = asyncio.Event()
+        """Set whenever an answer comes or a call starts waiting for the user: what ``await_answer`` waits on."""
         self._tasks: set[asyncio.Future[Any]] = set()
         self._config_soon: asyncio.Handle | None = None
         self._unsubscribe: list[Callable[[], None]] = []
@@ -195,10 +207,11 @@ class ChatBridge:
         return fill(BRIDGE["instructions"], prompt_mode=PROMPT_MODE, tools=specs_text(specs))
 
     def _source(self, spec: ToolSpec) -> str:
+        """Where a tool comes from, as the chat page and the panels are told: an origin, never a URL (a source tab's
+        address can hold what the chat must not read)."""
         tool = spec.tool
         if isinstance(tool, Tool):
-            tab = self._tab_of(tool)
-            return f"page tool of {tab.url if tab else tool.info.frame_url}"
+            return f"page tool of {tool.provenance}"
         return f"MCP server {tool.server.name}"
 
     def _config(self) -> dict[str, Any]:
@@ -251,7 +264,7 @@ class ChatBridge:
         for source in self.servers:
             if isinstance(source, Tab):
                 level = await check_site(source.browser, "read", self._asker, tab=source, action="read")
-                site = origin_of(source.url)
+                site = checked.site_of(source.id)  # the site the relay checked: the tab may have moved since
                 if level == "ask" and site is not None:  # allowed once: for this bridge's life, not the grants'
                     self._read_once.add(site)
         params = {"tabId": self.tab.id, "bridgeId": self.id, "config": self._config(), "origin": self._origin}
@@ -303,13 +316,32 @@ class ChatBridge:
         by = "bridge" if message.get("by") == "bridge" else "user"
         if by == "user":  # the user's own message starts a turn: the call budget and the clock start over
             self._turn_calls, self._turn_started = 0, time.monotonic()
+            self._asked()
         self._emit("bridge.sent", by=by, instructions=message.get("instructions") is True)
+
+    def _asked(self) -> None:
+        """The user sent a message: the next answer is its answer."""
+        self._asked_at, self._read, self._unseen = len(self._answers), False, None
+
+    def _page_unseen(self, message: dict[str, Any]) -> None:
+        """The page changed since the last message was sent, but nothing matches ``assistant`` among what appeared:
+        the bridge cannot read the reply (a wrong selector, or a site that changed its markup)."""
+        tried = ", ".join(self.site.selectors["assistant"])
+        seconds = float(message.get("seconds") or 0)
+        self._unseen = (
+            f"nothing on the page matches the site's assistant selector ({tried}) among what appeared in the "
+            f"{seconds:g} s since the last message was sent, though the page changed: the bridge cannot read the "
+            "reply (bridge.check() shows each selector; give site=... one that matches the assistant's messages)"
+        )
+        self._emit("bridge.problem", text=self._unseen, selector="assistant")
+        self._changed.set()
 
     def _page_reply(self, message: dict[str, Any]) -> None:
         turn = (str(message.get("session")), int(message.get("turn") or 0))
         text = message.get("text")
         if not isinstance(text, str) or not self.enabled:
             return
+        self._read, self._unseen = True, None
         reply = self._replies.setdefault(turn, _Reply())
         if reply.finished:
             return  # its results went back already: the page re-rendered it
@@ -320,16 +352,6 @@ class ChatBridge:
         if message.get("done") is True and not reply.done:
             reply.done = True
             self._spawn(self._finish(turn, reply, text))
-
-    def _page_answer(self, message: dict[str, Any]) -> None:
-        self.answer(str(message.get("id")), message.get("approved") is True, by="chat page")
-
-    def _page_run(self, message: dict[str, Any]) -> None:
-        offer = self._offers.pop(str(message.get("key")), None)
-        if offer is not None:
-            turn, call = offer
-            reply = self._replies.setdefault(turn, _Reply(done=True))
-            self._spawn(self._run_offer(turn, reply, call))
 
     def _page_toggle(self, message: dict[str, Any]) -> None:
         self.enabled = message.get("enabled") is True
@@ -418,10 +440,11 @@ class ChatBridge:
         if not_granted is not None:
             record.status, record.text = "error", not_granted
             return result_text(spec.model_name, "error", record.text, limit=self.max_result_chars)
-        # A call the user ran from its offer was confirmed by pressing it, unless it is high risk (that always asks).
-        confirmed = call.get("confirmed") is True and spec.tool.risk != "high"
-        asks = needs_confirmation(self.confirm, spec.tool.risk, self.allow_high_risk) and not confirmed
-        if asks and not await self._confirm(spec, arguments, record):
+        # Every call asks, unless the user let this source's read-only tools run unasked; a call read from a reply
+        # without its tags always asks (it may be nothing the assistant meant as a call).
+        offered = call.get("offered") is True
+        asks = offered or not self.auto_run.runs_unasked(spec.tool)
+        if asks and not await self._confirm(spec, arguments, record, offered=offered):
             reply.denied = spec.tool_name
             record.status, record.text = "denied", TEXTS["denied"]
             self._emit("tool.denied", tool=spec.tool_name, arguments=arguments)
@@ -497,34 +520,33 @@ class ChatBridge:
         reply.finished = True
         loose = self._loose_call(text)
         if loose is not None:  # a call the chat wrote without its tags (a site that drops them): the user decides
-            key = uuid.uuid4().hex[:12]
-            self._offers[key] = (turn, loose)
             self._emit("bridge.offered", tool=loose["name"], arguments=loose.get("arguments"))
-            offer = {"type": "offer", "key": key, "tool": loose["name"], "arguments": loose.get("arguments")}
-            await self._post(offer)
-            return
+            result = await self._handle(reply, {**loose, "offered": True}, None)
+            if reply.denied is None:
+                await self._deliver(turn, result)
+                return
         self._emit("bridge.answered", calls=self._turn_calls)
         self._answers.append(text)
-        self._answered.set()
-        self._status(f"the assistant answered ({self._turn_calls} tool calls this turn)")
-
-    async def _run_offer(self, turn: tuple[str, int], reply: _Reply, call: dict[str, Any]) -> None:
-        """The user pressed "run this call": the press is their confirmation."""
-        result = await self._handle(reply, {**call, "confirmed": True}, None)
-        await self._deliver(turn, result)
+        self._changed.set()
+        self._status(f"the assistant answered ({counted(self._turn_calls, 'tool call')} this turn)")
 
     async def _deliver(self, turn: tuple[str, int], text: str) -> None:
-        self._status("results ready: they go back to the chat")
+        self._status(
+            "results ready: they are sent to the chat once it has finished answering"
+            if self.auto_send
+            else "results ready: they are typed into the chat's input; press Send to give them to the chat"
+        )
         await self._post({"type": "result", "session": turn[0], "turn": turn[1], "text": text})
 
     def _loose_call(self, text: str) -> dict[str, Any] | None:
-        """A bridged tool's call written as bare JSON (no tags), for the "run this call" button."""
+        """A bridged tool's call written as bare JSON (no tags), offered to the user; the first few places that
+        start like one are tried."""
         names = set(tool_specs(self._tools()))
         decoder = json.JSONDecoder()
-        for match in itertools.islice(re.finditer(r"\{", text), MAX_OFFER_SCAN):
+        for match in itertools.islice(LOOSE_CALL.finditer(text), MAX_OFFER_SCAN):
             try:
                 found, _ = decoder.raw_decode(text, match.start())
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(found, dict) and found.get("name") in names and isinstance(found.get("arguments", {}), dict):
                 return {"name": found["name"], "arguments": found.get("arguments", {})}
@@ -532,13 +554,15 @@ class ChatBridge:
 
     # ----- confirmations -----
 
-    async def _confirm(self, spec: ToolSpec, arguments: Any, record: BridgedCall) -> bool:
-        """A card in the chat page (and in both panels); the first answer wins. Unanswered within the turn's
-        time limit, it counts as denied."""
+    async def _confirm(self, spec: ToolSpec, arguments: Any, record: BridgedCall, *, offered: bool = False) -> bool:
+        """A card in both panels (the side panel's and the notebook's), where the page cannot draw or click; the
+        first answer wins. The chat page's bar only says that the call waits (its name, which the chat wrote, and
+        no arguments). Unanswered within the turn's time limit, it counts as denied."""
         loop = asyncio.get_running_loop()
         request_id = uuid.uuid4().hex[:12]
         future: asyncio.Future[bool] = loop.create_future()
         self._pending[request_id] = (future, "")
+        self._pending_tools[request_id] = spec.model_name
         tool = spec.tool
         self._emit(
             "confirmation.requested",
@@ -547,11 +571,12 @@ class ChatBridge:
             arguments=arguments,
             read_only=tool.read_only,
             risk=tool.risk,
+            provenance=record.source + (" (written without its tool_call tags)" if offered else ""),
             origin="bridge",
         )
-        self._status(f"{spec.model_name} waits for your answer on its card")
-        card = {"type": "card", "id": request_id, "tool": spec.model_name, "source": record.source}
-        self._spawn(self._post({**card, "risk": tool.risk, "arguments": arguments}))
+        self._changed.set()
+        self._status("a call waits for your answer (below)")
+        self._spawn(self._post({"type": "waiting", "id": request_id, "tool": spec.model_name}))
         remaining = max(0.0, self.turn_timeout - (time.monotonic() - self._turn_started))
         try:
             approved = await asyncio.wait_for(asyncio.shield(future), remaining)
@@ -559,13 +584,14 @@ class ChatBridge:
             approved = False
             self._pending[request_id] = (future, "nobody: the turn's time ran out")
         by = self._pending.pop(request_id)[1]
+        self._pending_tools.pop(request_id, None)
         self._emit("confirmation.answered", id=request_id, tool=spec.tool_name, approved=approved, by=by)
         self._spawn(self._post({"type": "resolve", "id": request_id, "approved": approved, "by": by}))
         return approved
 
     def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
         """Answer a confirmation (the oldest when ``request_id`` is None), from any thread; the first answer
-        wins. The chat page's card and both panels answer through this."""
+        wins. Both panels answer through this; the chat page cannot."""
         found = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
         if found is None or found[0].done():
             return False
@@ -600,27 +626,55 @@ class ChatBridge:
     @_loop.on_loop
     async def asend(self, text: str) -> None:
         """Type ``text`` into the chat as the user would, with the tool instructions when the conversation needs
-        them, and send it. Returns at once; ``wait()`` waits for the assistant's answer."""
-        self._answered.clear()
+        them, and send it. Returns at once; ``wait_answer()`` waits for the assistant's answer."""
+        self._asked()
         await self._post({"type": "say", "text": str(text)})
 
     send = _loop.blocking(asend)
 
     @_loop.on_loop
     async def await_answer(self, timeout: float = 120.0) -> str:
-        """The assistant's next answer without a tool call (the end of a turn), as the page shows it."""
-        count = len(self._answers)
-        deadline = asyncio.get_running_loop().time() + timeout
-        while len(self._answers) <= count:
-            self._answered.clear()
-            remaining = deadline - asyncio.get_running_loop().time()
-            if remaining <= 0:
-                raise TimeoutError(f"the chat did not answer without a tool call within {timeout:g} s")
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._answered.wait(), remaining)
-        return self._answers[count]
+        """The assistant's answer without a tool call (the end of a turn) to the user's last message, as the page
+        shows it. Calls that wait for the user are waited for (answer them in a panel, or ``bridge.answer``)."""
+        return await self._await_answer(timeout, can_wait=True)
 
-    wait_answer = _loop.blocking(await_answer)
+    def wait_answer(self, timeout: float = 120.0) -> str:
+        """The blocking twin of :meth:`await_answer`, which never waits on a click: when a call waits for the
+        user's answer it raises ``ConfirmationRequiredError`` at once, naming it (answer it in the side panel, the
+        notebook panel or with ``bridge.answer``, then call ``wait_answer()`` again)."""
+        return _loop.run(self._await_answer(timeout, can_wait=False))
+
+    async def _await_answer(self, timeout: float, *, can_wait: bool) -> str:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while len(self._answers) <= self._asked_at:
+            self._changed.clear()
+            if not can_wait and self.pending:
+                raise ConfirmationRequiredError(self._waiting_text())
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise TimeoutError(self._timeout_text(timeout))
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+        return self._answers[self._asked_at]
+
+    def _waiting_text(self) -> str:
+        names = ", ".join(f"{self._pending_tools.get(key, '?')} ({key})" for key in self.pending)
+        return (
+            f"{names} {WAITING}: a cell does not wait for a click. Answer there (or bridge.answer(id, True) in a "
+            "cell), then call wait_answer() again (or await bridge.await_answer(), which waits)"
+        )
+
+    def _timeout_text(self, timeout: float) -> str:
+        said = f"the chat did not answer without a tool call within {timeout:g} s"
+        if self._unseen is not None:
+            return f"{said}: {self._unseen}"
+        if not self._read:
+            tried = ", ".join(self.site.selectors["assistant"])
+            return f"{said}: no reply was read since the last message was sent (the site's assistant selector: {tried})"
+        if self.pending:
+            return f"{said}: {self._waiting_text()}"
+        return said
 
     @_loop.on_loop
     async def aset_enabled(self, enabled: bool) -> None:
@@ -687,7 +741,11 @@ class ChatBridge:
         state = (
             "closed" if self.closed else ("on" if self.enabled else "off") + ("" if self.running else ", not running")
         )
-        return visible(f"<ChatBridge {self.site.name} in tab {self.tab.id} ({state}), {len(self.tools)} tools>")
+        sending = "results sent at once" if self.auto_send else "results wait for your Send"
+        return visible(
+            f"<ChatBridge {self.site.name} in tab {self.tab.id} ({state}), {len(self.tools)} tools; "
+            f"{self.auto_run}, {sending}>"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         specs = tool_specs(self._tools())
@@ -721,9 +779,8 @@ async def achat_bridge(
     servers: Sequence[Any] = (),
     *,
     site: str | Path | Mapping[str, Any] | Site = "generic",
-    confirm: Literal["high", "medium", "always", "never"] = CONFIRM["default"],
-    allow_high_risk: bool = False,
-    auto_send: bool = True,
+    auto_run: AutoRun | Mapping[str, AutoRun] = "never",
+    auto_send: bool = False,
     max_tool_calls: int = LIMITS["max_tool_calls"],
     tool_timeout: float = LIMITS["tool_timeout_s"],
     turn_timeout: float = LIMITS["turn_timeout_s"],
@@ -731,20 +788,22 @@ async def achat_bridge(
     session: Session | Literal[False] | None = None,
 ) -> ChatBridge:
     """Bridge the web chat in ``tab`` to the tools of ``servers`` (``wm.mcp.connect(...)`` servers, and tabs whose
-    page tools it may use): a bar and confirm cards appear in the page; what the user sends gets the tool
-    instructions; the assistant's calls run here and their results go back into the chat (sent when
-    ``auto_send``, else left in the input). ``site``: an adapter's name (``generic``, ``chatgpt``, ``deepseek``,
-    ``kimi``, ``demo-chat``), a JSON file or a dict. ``confirm`` and ``allow_high_risk`` are the agent's policy,
-    the limits its limits. Recorded in ``session`` (default: the browser's open session, or a new one)."""
-    try:
-        policy = resolve_policy(confirm)
-    except ValueError as exc:
-        raise ConfigurationError(str(exc)) from None
+    page tools it may use): a bar appears in the page; what the user sends gets the tool instructions; each call the
+    assistant writes asks the user in the side panel and the notebook panel (``bridge.answer`` from a cell), runs
+    here, and its result is typed into the chat's input for the user to send. ``site``: an adapter's name
+    (``generic``, ``chatgpt``, ``deepseek``, ``kimi``, ``demo-chat``), a JSON file or a dict.
+
+    Opt-ins, for a chat site the user trusts (the page can write calls into the assistant's reply and reads what
+    goes back): ``auto_run="read-only"`` runs read-only tools' calls unasked (or ``{"time": "read-only"}``: per
+    source, an MCP server by its name or a tab's page tools by its origin); ``auto_send=True`` sends results
+    without waiting for the user's Send. The limits are the agent's. Recorded in ``session`` (default: the
+    browser's open session, or a new one)."""
     if not servers:
         raise ConfigurationError("chat_bridge() needs servers=[...]: wm.mcp.connect(...) servers or tabs")
     for source in servers:
         if not hasattr(source, "tools"):
             raise ConfigurationError(f"servers must be MCP servers or tabs, not {type(source).__name__}")
+    policy = RunPolicy.of(auto_run, servers)
     browser = tab.browser
     owned = session is None and browser.session is None
     recording = None if session is False else (session or browser.session or Session(browser, evidence="off"))
@@ -752,9 +811,8 @@ async def achat_bridge(
         tab,
         servers,
         site=load_site(site),
-        confirm=policy,
-        allow_high_risk=allow_high_risk,
-        auto_send=auto_send,
+        auto_run=policy,
+        auto_send=bool(auto_send),
         max_tool_calls=max_tool_calls,
         tool_timeout=tool_timeout,
         turn_timeout=turn_timeout,
@@ -774,7 +832,9 @@ async def achat_bridge(
         await bridge.aclose()
         raise
     specs = tool_specs(bridge._tools())
-    bridge._emit("bridge.opened", site=bridge.site.name, tools=list(specs), confirm=policy, auto_send=auto_send)
+    bridge._emit(
+        "bridge.opened", site=bridge.site.name, tools=list(specs), auto_run=policy.describe(), auto_send=auto_send
+    )
     return bridge
 
 

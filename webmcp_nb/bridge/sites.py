@@ -115,7 +115,8 @@ class SiteCheck:
 
     @property
     def failures(self) -> dict[str, str]:
-        """Key → why it fails: ``input`` and ``send`` must match now; an invalid selector fails anywhere."""
+        """Key → why it fails: ``input`` and ``send`` must match now; ``assistant`` must match what the page drew
+        after the last message was sent; an invalid selector fails anywhere."""
         out = {}
         for key in SELECTOR_KEYS:
             seen = self.found.get(key) or {}
@@ -124,6 +125,11 @@ class SiteCheck:
                 out[key] = f"not a valid CSS selector: {', '.join(seen['invalid'])}"
             elif key in ("input", "send") and not seen.get("found"):
                 out[key] = f"nothing on the page matches {tried}"
+            elif key == "assistant" and seen.get("missing"):
+                out[key] = (
+                    f"nothing the page drew after the last message was sent matches {tried}: the bridge cannot "
+                    "read the assistant's replies"
+                )
         return out
 
     @property
@@ -138,7 +144,7 @@ class SiteCheck:
             if key in self.failures:
                 state = f"FAILS: {self.failures[key]}"
             elif key == "assistant" and not count:
-                state = "no assistant message on the page yet (checked once the chat has answered)"
+                state = "no assistant message on the page yet (checked against what the page draws after a send)"
             elif key == "busy":
                 state = "the site is answering now" if count else "not answering now"
             else:

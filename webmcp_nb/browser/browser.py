@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core._loop import blocking, on_loop, warn
+from ..core.describe import counted
 from ..core.display import Markup, clip, escape, table
 from ..core.errors import (
     BrowserCrashedError,
@@ -614,7 +615,8 @@ class Browser:
         ]
         caption = f"Browser {self.id} ({state})"
         text = [caption, ua] + [
-            f"  {t.id:>6} {'*' if t.active else ' '} {clip(t.url, 70)}  ({len(t.tools)} tools)" for t in self.tabs
+            f"  {t.id:>6} {'*' if t.active else ' '} {clip(t.url, 70)}  ({counted(len(t.tools), 'tool')})"
+            for t in self.tabs
         ]
         return {
             "text/plain": "\n".join(text),

@@ -19,6 +19,10 @@ The relay decides from the grant file as it is at that moment, so a revoke count
 of ``once`` allows the rest of the current task (one MCP request, one agent turn) for that need and site, held in a
 context variable. Browsers the library launched are exempt unless ``launch(grants=True)``: the check returns at
 once without a round trip.
+
+The relay checks its copy of the tab's URL, and the tab can move before the task acts on what it was allowed. So
+each site a check allowed binds the task (:mod:`.checked`): a screenshot, a skill injected, a listing it then takes
+of the tab shows that site or is refused; a page tool's call goes to the document that registered the tool.
 """
 
 from __future__ import annotations
@@ -27,16 +31,17 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..core.errors import PermissionDeniedError, ProtocolError
+from ..core.errors import NavigatedError, PermissionDeniedError, ProtocolError
 from ..link.grant_asks import ASK_TIMEOUT
 from ..link.grants import origin_of, satisfies
+from . import checked
 from .browser import Browser
 
 if TYPE_CHECKING:
     from .tab import Tab
     from .tools import Tool
 
-__all__ = ["Asker", "check_call", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
+__all__ = ["Asker", "check_call", "check_page", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
 
 Need = Literal["read", "act"]
 REPLY_MARGIN = 10.0
@@ -113,9 +118,25 @@ async def check_site(
             "it (`webmcp-nb doctor` shows its pid) and connect again"
         ) from None
     answered = reply.get("site")  # the site the relay checked: the tab may have moved since `site` was read
-    if reply.get("answer") == "once" and isinstance(answered, str):
-        _held.set((*_held.get(), (answered, need)))
+    if isinstance(answered, str):
+        checked.note(answered, tab.id if tab is not None and url is None else None)  # what this task may capture
+        if reply.get("answer") == "once":
+            _held.set((*_held.get(), (answered, need)))
     return str(reply.get("level", "ask"))
+
+
+async def check_page(
+    tab: Tab, need: Need, asker: Asker, *, action: str, timeout: float = ASK_TIMEOUT, rounds: int = 3
+) -> None:
+    """:func:`check_site` of ``tab``, before what is read of it next (its title, address, tools): when the tab, as
+    the mirror has it, shows another site than the one the relay checked (it moved in between: an open redirect,
+    the user), that site is checked too, and so on ``rounds`` times; then ``NavigatedError``."""
+    for _ in range(rounds):
+        await check_site(tab.browser, need, asker, tab=tab, action=action, timeout=timeout)
+        allowed = checked.site_of(tab.id)
+        if allowed is None or origin_of(tab.url) == allowed:
+            return
+    raise NavigatedError(f"tab {tab.id} kept moving to other sites while its site was checked")
 
 
 async def check_call(tab: Tab, tool: Tool | None, name: str, asker: Asker, *, timeout: float = ASK_TIMEOUT) -> None:

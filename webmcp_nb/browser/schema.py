@@ -38,6 +38,7 @@ __all__ = [
     "VALIDATION_TIMEOUT",
     "checker_loading",
     "load_checker",
+    "schema_problem",
 ]
 
 VALIDATION_TIMEOUT = 2.0
@@ -246,6 +247,20 @@ def _validator(schema_json: str) -> Validator:
     base.check_schema(schema, format_checker=formats)
     cls = jsonschema.validators.extend(base, {"pattern": _pattern, "patternProperties": _pattern_properties})
     return cls(schema, format_checker=formats)
+
+
+def schema_problem(schema: Any) -> tuple[str, list[str | int]] | None:
+    """Why the argument check cannot use ``schema`` — its draft's meta-schema refuses it, or a ``pattern`` is not
+    one JavaScript reads — and where in it (a path of keys), or ``None``. The check refuses every call of a tool
+    whose schema is wrong; a site's lint says so first."""
+    jsonschema = _jsonschema()
+    try:
+        _validator(json.dumps(schema, sort_keys=True))
+    except jsonschema.SchemaError as exc:
+        return exc.message, list(exc.absolute_path)
+    except Exception as exc:  # an unknown draft ($schema), and the like: what the argument check would meet
+        return f"{type(exc).__name__}: {exc}", []
+    return None
 
 
 def _is_js_pattern(instance: object) -> bool:

@@ -2,8 +2,9 @@
 
 On disk a skill is a folder::
 
-    skills/<name>/SKILL.md   front matter: name, description, version, match (URL patterns), priority, config;
-                             the body: instructions for the agent while the skill is active
+    skills/<name>/SKILL.md   front matter: name, description, version, match (URL patterns), priority, config,
+                             verified and smoke (for ``webmcp-nb lint --skill``); the body: instructions for the
+                             agent while the skill is active
     skills/<name>/tools.js   defineTool({name, description, inputSchema, annotations, risk}, handler) calls and an
                              optional healthCheck(fn); `config` holds the front matter's config
 
@@ -29,6 +30,7 @@ from ..core.agent_rules import Risk
 from ..core.display import escape, table, visible
 from ..core.errors import InvalidArgumentsError, SkillHealthError
 from ..link.protocol import InstalledSkill, Method
+from . import checked
 
 if TYPE_CHECKING:
     from .browser import Browser
@@ -40,6 +42,8 @@ NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 MARKER = re.compile(r"^// @webmcp-nb fragment (\S+)[ \t]*\n", re.M)
 WHOLE_FILE = "tools.js"
 HEALTH = "health-check"
+_FRONT_KEYS = {"name", "description", "version", "match", "priority", "config"}
+"""The front matter a ``Skill`` reads; the rest is kept in ``extra``."""
 
 
 class SkillHealthWarning(UserWarning):
@@ -112,6 +116,7 @@ class Skill:
         instructions: str = "",
         config: Mapping[str, Any] | None = None,
         tools_js: str = "",
+        extra: Mapping[str, Any] | None = None,
     ) -> None:
         if not NAME.match(name):
             raise InvalidArgumentsError(f"skill name {name!r}: use 1-64 letters, digits, '_', '.' or '-'", field="name")
@@ -122,6 +127,9 @@ class Skill:
         self.priority = priority
         self.instructions = instructions
         self.config: dict[str, Any] = dict(config or {})
+        self.extra: dict[str, Any] = dict(extra or {})
+        """Front matter this class does not read (``verified``, ``smoke``: what lint checks), kept as it is and
+        written back by ``save``."""
         self.path: Path | None = None
         self._fragments = _split_fragments(tools_js)
         self._last_tab: Tab | None = None
@@ -146,6 +154,7 @@ class Skill:
             config=front.get("config") or {},
             instructions=body.strip(),
             tools_js=tools.read_text(encoding="utf-8") if tools.exists() else "",
+            extra={key: value for key, value in front.items() if key not in _FRONT_KEYS},
         )
         skill.path = folder
         return skill
@@ -167,6 +176,7 @@ class Skill:
             front["priority"] = self.priority
         if self.config:
             front["config"] = self.config
+        front.update({key: value for key, value in self.extra.items() if key not in _FRONT_KEYS})
         dumped = yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
         (target / "SKILL.md").write_text(f"---\n{dumped}---\n\n{self.instructions.strip()}\n", encoding="utf-8")
         (target / "tools.js").write_text(self.tools_js, encoding="utf-8")
@@ -323,10 +333,13 @@ class SkillRegistry(Mapping[str, InstalledSkill]):
     async def ainstall(self, skill: Skill, *, tab: Tab | None = None) -> list[InjectionResult]:
         """Install ``skill`` (auto-injected on every load of a matching URL) and run it now in every open
         matching tab, and in ``tab``. Tabs where its health check fails get no tools; they are reported in
-        the results and by a :class:`SkillHealthWarning`."""
+        the results and by a :class:`SkillHealthWarning`. Injected for a model whose grant check read ``tab``'s site
+        (:mod:`.checked`), it runs there only in the document that shows that site, or raises ``NavigatedError``
+        having installed nothing."""
         params: dict[str, Any] = {"skill": skill.wire()}
         if tab is not None:
-            params["tabId"] = tab.id
+            site = checked.site_of(tab.id)
+            params |= {"tabId": tab.id, **({"site": site} if site is not None else {})}
         reply = await self._browser._request(Method.SKILL_INSTALL, params, 30.0)
         self._sources[skill.name] = skill
         results = [

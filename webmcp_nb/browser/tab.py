@@ -23,7 +23,9 @@ from ..core.errors import (
     WebMCPError,
 )
 from ..core.events import origin
+from ..link.grants import satisfies
 from ..link.protocol import Method, TabInfo, ToolInfo
+from . import checked
 from .calls import CallRecord
 from .schema import check_arguments
 from .skills import InjectionResult, Skill, check_health
@@ -281,8 +283,19 @@ class Tab:
 
     @on_loop
     async def ascreenshot(self) -> PNG:
-        """A PNG of the tab's visible area (the tab is activated first)."""
-        reply = await self._browser._request(Method.TAB_SCREENSHOT, {"tabId": self.id}, 20.0)
+        """A PNG of the tab's visible area (the tab is activated first).
+
+        Taken for a model (in an agent's turn or an MCP client's request whose grant check read this tab's site), the
+        picture is bound to what was checked (:mod:`.checked`): the extension takes it only while the tab's top
+        frame shows that site, in the same document from just before the capture to just after it
+        (``NavigatedError`` otherwise), and while every frame shows a site that was checked or is granted ``read``
+        (``PermissionDeniedError`` otherwise, naming those sites in ``data["sites"]``)."""
+        params: dict[str, Any] = {"tabId": self.id}
+        site = checked.site_of(self.id)
+        if site is not None:
+            granted = {where for where, level in self._browser._grants.levels.items() if satisfies(level, "read")}
+            params |= {"site": site, "sites": sorted(checked.sites() | granted)}
+        reply = await self._browser._request(Method.TAB_SCREENSHOT, params, 20.0)
         return PNG(base64.b64decode(reply["data"]))
 
     screenshot = blocking(ascreenshot)

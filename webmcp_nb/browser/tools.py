@@ -361,6 +361,12 @@ class ToolMap(Mapping[str, Tool]):
     def __len__(self) -> int:
         return len(self._tab._tools.names())
 
+    def every_frame(self) -> list[Tool]:
+        """Every tool the tab lists, in its order, one per frame that registered it: where two frames register
+        the same name, ``tools[name]`` is the top frame's and this has both."""
+        tools = self._tab._tools
+        return [tool for key in list(tools.infos) if (tool := tools.get(key)) is not None]
+
     def override(
         self,
         name: str,

@@ -84,10 +84,11 @@ TOOL_CALL: dict[str, Any] = {
     "close": r"(?:<|&lt;|\\<)(?:/|\\/)tool_call(?:>|&gt;|\\>)",
     "fence": r"^`{3,}[\w-]*\s*|\s*`{3,}$",
     "max_calls": 16,
+    "max_closes": 256,
 }
 """How a call is written in prompt mode and found again (:func:`parse_tool_calls`): the tags, also as a page
 shows them when it escapes them (``&lt;tool_call&gt;``, markdown's ``\\<``), and a code fence around the JSON
-that markdown may keep; at most ``max_calls`` per reply."""
+that markdown may keep; at most ``max_calls`` per reply, found among its first ``max_closes`` closing tags."""
 
 BRIDGE: dict[str, str] = {
     "instructions": (
@@ -445,24 +446,41 @@ def parse_tool_calls(text: str) -> list[dict[str, Any]]:
     """The complete ``<tool_call>{...}</tool_call>`` blocks of ``text``, in order (see ``TOOL_CALL``): each
     ``{"name", "arguments"}`` (arguments as written: an object, or a JSON string some models write), or
     ``{"error", "text"}`` for a block whose content is not a call. An unclosed block (a reply still streaming) is
-    not one yet."""
+    not one yet.
+
+    Linear in the text, whatever it holds (a page writes what it likes into a reply): each closing tag is found by
+    one forward scan, and its block starts at the last opening tag between it and the closing tag before it, found
+    by one backward scan of that stretch alone; at most ``max_closes`` closing tags are looked at."""
     found: list[dict[str, Any]] = []
-    pattern = re.compile(f"({TOOL_CALL['open']})(.*?){TOOL_CALL['close']}", re.S)
-    for match in pattern.finditer(text):
-        body = re.sub(TOOL_CALL["fence"], "", match.group(2).strip()).strip()
-        if match.group(1).startswith("&"):  # the page escaped the tags: it escaped the JSON's quotes too
+    start = 0
+    for closes, close in enumerate(_SCAN["close"].finditer(text)):
+        if closes >= TOOL_CALL["max_closes"] or len(found) >= TOOL_CALL["max_calls"]:
+            break
+        opening = _SCAN["last_open"].match(text, start, close.start())
+        start = close.end()
+        if opening is None:
+            continue  # a closing tag with no opening since the last one: not a block
+        body = re.sub(TOOL_CALL["fence"], "", text[opening.end() : close.start()].strip()).strip()
+        if opening.group(1).startswith("&"):  # the page escaped the tags: it escaped the JSON's quotes too
             body = html.unescape(body)
         try:
             call = json.loads(body, parse_constant=_no_constant)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than the decoder goes
             call = None
         if isinstance(call, dict) and isinstance(call.get("name"), str) and call["name"]:
             found.append({"name": call["name"], "arguments": call.get("arguments", {})})
         else:
             found.append({"error": fill(TEXTS["bad_call"], text=_cut(body, LIMITS["max_error_chars"])), "text": body})
-        if len(found) >= TOOL_CALL["max_calls"]:
-            break
     return found
+
+
+_SCAN = {
+    "close": re.compile(TOOL_CALL["close"]),
+    "last_open": re.compile(f".*({TOOL_CALL['open']})", re.S),
+}
+"""The two scans of :func:`parse_tool_calls`: closing tags, forwards; the last opening tag of a stretch (the
+greedy ``.*`` backs off one character at a time from the stretch's end, trying an opening of bounded length at
+each: linear)."""
 
 
 def _no_constant(name: str) -> Any:

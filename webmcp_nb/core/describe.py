@@ -26,6 +26,7 @@ __all__ = [
     "stamp",
     "asker",
     "doing",
+    "counted",
 ]
 
 PREVIEW = 140
@@ -84,6 +85,11 @@ WHY_NOT = {
     "not a site": "not a site that can be granted",
     "too many asks": "too many of its asks were waiting",
 }
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 tool``, ``2 tools``, ``0 tool calls``: a count with its noun, plural unless it is one."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def family(kind: str) -> str:
@@ -181,13 +187,13 @@ def describe(event: Event) -> str:
         where = event.url or ""
         tools = data.get("tools")
         if data.get("opened"):
-            count = f" ({len(tools)} tool{'s' if len(tools) != 1 else ''})" if isinstance(tools, list) else ""
+            count = f" ({counted(len(tools), 'tool')})" if isinstance(tools, list) else ""
             return f"opened {where}{count}"
         return f"{where} (from {data.get('previous', '?')})"
     if kind == "tools.changed":
         added = " ".join(f"+{n}" for n in data.get("added") or [])
         removed = " ".join(f"−{n}" for n in data.get("removed") or [])
-        total = f"({data['count']} tools)" if data.get("count") is not None else ""
+        total = f"({counted(data['count'], 'tool')})" if data.get("count") is not None else ""
         return " ".join(part for part in (added, removed, total) if part)
     if kind == "tools.omitted":
         return f"{data.get('omitted')} tools left out of the mirror ({data.get('listed')} listed); call them by name"
@@ -263,7 +269,8 @@ def describe(event: Event) -> str:
     if kind == "bridge.closed":
         return "chat bridge closed"
     if kind == "bridge.offered":
-        return f"{call_text(tool, data.get('arguments'), 80)} written without its tags: offered to the user as a button"
+        call = call_text(tool, data.get("arguments"), 80)
+        return f"{call} written without its tags: the user is asked whether to run it"
     if kind == "bridge.problem":
         return f"in the chat page: {data.get('text', '')}"
     if kind == "override.set":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import Any
 
 __all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible", "json_or_text"]
@@ -59,10 +59,18 @@ def pre_json(value: Any, limit: int = 20_000) -> str:
     return f'<pre style="margin:0;max-height:24em;overflow:auto">{escape(pretty_json(value, limit))}</pre>'
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "") -> str:
-    """An HTML table; cells are escaped unless they are ``Markup`` (pre-built HTML from this module)."""
-    head = "".join(f'<th style="{CELL}">{escape(h)}</th>' for h in headers)
-    body = "".join("<tr>" + "".join(f'<td style="{CELL}">{_cell(c)}</td>' for c in row) + "</tr>" for row in rows)
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[Any]], caption: str = "", *, nowrap: Container[int] = ()
+) -> str:
+    """An HTML table; cells are escaped unless they are ``Markup`` (pre-built HTML from this module). The columns
+    in ``nowrap`` (numbers, intervals, times) never break over lines: the other columns wrap instead."""
+
+    def style(column: int) -> str:
+        return f"{CELL};white-space:nowrap" if column in nowrap else CELL
+
+    head = "".join(f'<th style="{style(i)}">{escape(h)}</th>' for i, h in enumerate(headers))
+    cells = ("".join(f'<td style="{style(i)}">{_cell(c)}</td>' for i, c in enumerate(row)) for row in rows)
+    body = "".join(f"<tr>{row}</tr>" for row in cells)
     cap = f'<caption style="text-align:left;font-weight:bold">{escape(caption)}</caption>' if caption else ""
     return f'<table style="{STYLE}">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 

@@ -296,8 +296,9 @@ class ConfirmationDeniedError(WebMCPError):
 
 
 class ConfirmationRequiredError(WebMCPError):
-    """A tool call needs the user's confirmation and nothing can ask for it (``agent.run()`` without
-    ``on_confirm``): raised at once instead of blocking the kernel."""
+    """A tool call needs the user's confirmation and a blocking call cannot wait for it (``agent.run()`` without
+    ``on_confirm``, ``bridge.wait_answer()`` while a bridged call waits for a panel): raised at once instead of
+    blocking the kernel."""
 
     code = ErrorCode.CONFIRMATION_REQUIRED
 

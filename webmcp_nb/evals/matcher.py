@@ -2,8 +2,10 @@
 
 ``matches(expected, actual)`` is their ``matchesArgument``: an object whose keys all start with ``$`` is a
 constraint (``$pattern`` with an optional leading ``(?flags)``, ``$contains``, ``$gt``/``$gte``/``$lt``/``$lte``,
-``$type``, ``$any``; other ``$`` keys are ignored, as there); other objects match as subsets, arrays by length and
-position, everything else by JavaScript's strict equality (``1 == 1.0``, ``True != 1``).
+``$type``, ``$any``, and ours: ``$eq``, ``$ne``, ``$in``); other objects match as subsets, arrays by length and
+position, everything else by JavaScript's strict equality (``1 == 1.0``, ``True != 1``). Where theirs lets a ``$``
+key it does not know pass, ours refuses it (:func:`check_constraints`, when a suite loads; ``ConstraintError`` if
+one reaches the matcher): a gate must not pass on a misspelt check.
 
 ``trajectory(expected_calls, calls)`` is their ``evaluateExecutionTrajectory``: the top level is an ordered
 sequence, ``{"ordered": [...]}`` and ``{"unordered": [...]}`` groups nest, ``optional`` calls may be skipped, and
@@ -28,6 +30,7 @@ import datetime
 import functools
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +42,8 @@ from ..core.patterns import PATTERN_TIMEOUT, PatternTooCostly, js_pattern, js_se
 
 __all__ = [
     "ConstraintError",
+    "CONSTRAINTS",
+    "check_constraints",
     "PATTERN_TIMEOUT",
     "Call",
     "Row",
@@ -58,8 +63,27 @@ __all__ = [
 
 
 class ConstraintError(ValueError):
-    """A constraint that cannot be evaluated (a bad regular expression, an unknown inline flag): the case is an
-    error, not a failure, as in webmcp-evals."""
+    """A constraint that cannot be evaluated (a bad regular expression, an unknown inline flag, a key the matcher
+    does not know): the case is an error, not a failure, as in webmcp-evals."""
+
+
+def check_constraints(value: Any, path: str = "") -> None:
+    """Raise ``ConstraintError`` naming the place when a constraint anywhere in ``value`` has a key the matcher
+    does not know (with the keys it knows), or an ``$in`` that is not a list of values: what a suite's loader
+    calls, so that nothing passes on a check the matcher would not make."""
+    if is_constraint(value):
+        at = f"{path}: " if path else ""
+        for key, operand in value.items():
+            if key not in CONSTRAINTS:
+                raise ConstraintError(f"{at}unknown constraint {_json(key)}; the known ones: {', '.join(CONSTRAINTS)}")
+            if key == "$in" and not isinstance(operand, list):
+                raise ConstraintError(f"{at}$in takes a list of values, not {_json(operand)}")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_constraints(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            check_constraints(item, f"{path}[{i}]")
 
 
 @dataclass(frozen=True)
@@ -174,16 +198,17 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _compare(op: str, actual: Any, bound: Any) -> bool:
-    if not _is_number(actual) or not _is_number(bound):
-        return False
-    checks: dict[str, Callable[[float, float], bool]] = {
-        "$gt": lambda a, b: a > b,
-        "$gte": lambda a, b: a >= b,
-        "$lt": lambda a, b: a < b,
-        "$lte": lambda a, b: a <= b,
-    }
-    return checks[op](actual, bound)
+_ORDER: dict[str, Callable[[float, float], bool]] = {
+    "$gt": operator.gt,
+    "$gte": operator.ge,
+    "$lt": operator.lt,
+    "$lte": operator.le,
+}
+
+
+def _bound(op: str) -> Callable[[Any, Any], bool]:
+    """The check of ``$gt``, ``$gte``, ``$lt`` or ``$lte``: numbers only, no coercion."""
+    return lambda bound, actual: _is_number(actual) and _is_number(bound) and _ORDER[op](actual, bound)
 
 
 def _type_ok(wanted: Any, actual: Any) -> bool:
@@ -200,25 +225,46 @@ def _type_ok(wanted: Any, actual: Any) -> bool:
     return bool(typeof == wanted)
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """Deep equality of JSON values, JavaScript's strict equality at the leaves (``$eq``, ``$ne``, ``$in``): the
+    same keys and the same items, not a subset."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
+    return _strict_equal(a, b)
+
+
+def _pattern_ok(raw: Any, actual: Any) -> bool:
+    try:
+        return isinstance(actual, str) and _search(raw, actual)
+    except PatternTimeout:
+        return False
+
+
+_CHECKS: dict[str, Callable[[Any, Any], bool]] = {
+    "$pattern": _pattern_ok,
+    "$contains": lambda value, actual: isinstance(actual, str) and _js_string(value) in actual,
+    **{op: _bound(op) for op in _ORDER},
+    "$type": _type_ok,
+    "$any": lambda value, actual: True,
+    "$eq": _equal,
+    "$ne": lambda value, actual: not _equal(value, actual),
+    "$in": lambda value, actual: isinstance(value, list) and any(_equal(v, actual) for v in value),
+}
+"""Each constraint key and its check, ``(the constraint's value, the actual value) -> bool``."""
+CONSTRAINTS = tuple(_CHECKS)
+"""The constraint keys the matcher knows; any other ``$`` key is refused."""
+
+
 def _constraint(constraint: Mapping[str, Any], actual: Any) -> bool:
     for key, value in constraint.items():
-        if key == "$pattern":
-            if not isinstance(actual, str):
-                return False
-            try:
-                if not _search(value, actual):
-                    return False
-            except PatternTimeout:
-                return False
-        elif key == "$contains":
-            if not isinstance(actual, str) or _js_string(value) not in actual:
-                return False
-        elif key in ("$gt", "$gte", "$lt", "$lte"):
-            if not _compare(key, actual, value):
-                return False
-        elif key == "$type" and not _type_ok(value, actual):
+        check = _CHECKS.get(key)
+        if check is None:
+            check_constraints(constraint)  # raises, naming the key and the known ones
             return False
-        # $any, and keys webmcp-evals does not know, always pass
+        if not check(value, actual):
+            return False
     return True
 
 
@@ -257,8 +303,14 @@ def words(expected: Any) -> str:
             parts.append(f"of type {_js_string(value)}")
         elif key == "$any":
             parts.append("anything")
+        elif key == "$eq":
+            parts.append(f"= {_json(value)}")
+        elif key == "$ne":
+            parts.append(f"≠ {_json(value)}")
+        elif key == "$in" and isinstance(value, list):
+            parts.append("one of " + ", ".join(_json(v) for v in value))
         else:
-            parts.append(f"{key} {_json(value)} (not checked)")
+            parts.append(f"{key} {_json(value)}")
     return " and ".join(parts)
 
 
@@ -469,8 +521,8 @@ def _tomorrow() -> str:
 
 
 def concrete(key: str, value: Any) -> Any:
-    """A sample value that satisfies a constraint as webmcp-evals' smoke mode makes one (``$eq`` included,
-    which only their smoke mode knows)."""
+    """A sample value that satisfies a constraint as webmcp-evals' smoke mode makes one (``$eq`` included, which
+    only their smoke mode knows; ours: ``$in``'s first value, and for ``$ne`` a text other than its value)."""
     if not isinstance(value, dict | list):
         return value
     if isinstance(value, list):
@@ -478,6 +530,8 @@ def concrete(key: str, value: Any) -> Any:
     for op in ("$eq", "$contains", "$gt", "$gte", "$lt", "$lte"):
         if op in value:
             return concrete(key, value[op])
+    if isinstance(value.get("$in"), list) and value["$in"]:
+        return concrete(key, value["$in"][0])
     if isinstance(value.get("$pattern"), str):
         text = re.sub(r"[\^$]", "", value["$pattern"])
         text = text.replace(".*", " ").replace(r"\d+", "123")
@@ -492,6 +546,8 @@ def concrete(key: str, value: Any) -> Any:
             return samples[kind]
     if "$any" in value:
         return "sample"
+    if "$ne" in value:
+        return "other" if value["$ne"] == "sample" else "sample"
     return {k: concrete(k, v) for k, v in value.items() if not k.startswith("$")}
 
 

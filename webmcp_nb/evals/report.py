@@ -21,7 +21,7 @@ import json
 import os
 import re
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,33 +153,44 @@ def _p(value: float) -> str:
     return f"p = {value:.3f}" if value >= 0.001 else "p < 0.001"
 
 
-SUMMARY_HEADERS = [
-    "model", "runs", "pass", "fail", "errors", "success [95% CI]", "pass^k", "steps / expected", "tool acc.",
-    "args acc.", "invalid calls", "tokens / run", "cost", "latency p50 / p95", "model p50 / p95", "tool p50 / p95",
-]  # fmt: skip
+def _steps(s: Mapping[str, Any]) -> str:
+    return "–" if s["steps_mean"] is None else f"{s['steps_mean']:.1f} / {s['expected_steps_mean']:.1f}"
 
 
-def _summary_cells(label: str, s: Mapping[str, Any]) -> list[Any]:
-    steps = "–" if s["steps_mean"] is None else f"{s['steps_mean']:.1f} / {s['expected_steps_mean']:.1f}"
-    tokens = "–" if s["tokens_per_run"] is None else f"{s['tokens_per_run']:,.0f}"
-    return [
-        label,
-        s["runs"],
-        s["passed"],
-        s["failed"],
-        _errors(s),
-        _rate(s),
-        "–" if s["pass_hat_k"] is None else f"{s['pass_hat_k']:.2f} (k={s['k']})",
-        steps,
-        _pct(s["tool_accuracy"]),
-        _pct(s["argument_accuracy"]),
-        s["invalid_calls"],
-        tokens,
-        _cost(s["cost"]),
-        f"{_ms(s['latency_p50_ms'])} / {_ms(s['latency_p95_ms'])}",
-        f"{_ms(s['model_p50_ms'])} / {_ms(s['model_p95_ms'])}",
-        f"{_ms(s['tool_p50_ms'])} / {_ms(s['tool_p95_ms'])}",
-    ]
+def _pair(s: Mapping[str, Any], key: str) -> str:
+    return f"{_ms(s[f'{key}_p50_ms'])} / {_ms(s[f'{key}_p95_ms'])}"
+
+
+SUMMARY: list[tuple[str, Callable[[Mapping[str, Any]], Any]]] = [
+    ("runs", lambda s: s["runs"]),
+    ("pass", lambda s: s["passed"]),
+    ("fail", lambda s: s["failed"]),
+    ("errors", _errors),
+    ("success [95% CI]", _rate),
+    ("pass^k", lambda s: "–" if s["pass_hat_k"] is None else f"{s['pass_hat_k']:.2f} (k={s['k']})"),
+    ("tokens / run", lambda s: "–" if s["tokens_per_run"] is None else f"{s['tokens_per_run']:,.0f}"),
+    ("latency p50 / p95", lambda s: _pair(s, "latency")),
+    ("cost", lambda s: _cost(s["cost"])),
+]
+"""The per-model table's columns (after the model): what the report shows at once."""
+MORE_NUMBERS: list[tuple[str, Callable[[Mapping[str, Any]], Any]]] = [
+    ("steps / expected", _steps),
+    ("tool acc.", lambda s: _pct(s["tool_accuracy"])),
+    ("args acc.", lambda s: _pct(s["argument_accuracy"])),
+    ("invalid calls", lambda s: s["invalid_calls"]),
+    ("model p50 / p95", lambda s: _pair(s, "model")),
+    ("tool p50 / p95", lambda s: _pair(s, "tool")),
+]
+"""The rest of each model's numbers, folded under the table (``<details>``)."""
+
+
+def _numbers(
+    columns: Sequence[tuple[str, Callable[[Mapping[str, Any]], Any]]], models: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """A table of ``columns`` for each model; every number and interval on one line (the names wrap instead)."""
+    headers = ["model", *(name for name, _ in columns)]
+    rows = [[model, *(cell(s) for _, cell in columns)] for model, s in models.items()]
+    return table(headers, rows, nowrap=range(1, len(headers)))
 
 
 def _long(text: str, short: int = SHORT) -> str:
@@ -191,6 +202,14 @@ def _long(text: str, short: int = SHORT) -> str:
         f"<details><summary style='cursor:pointer'>{escape(text[:short])}… "
         f"<i>({len(text) - short:,} more characters)</i></summary>"
         f"<div style='white-space:pre-wrap'>{escape(text)}</div></details>"
+    )
+
+
+def _labelled(label: str, body: str) -> str:
+    """``label: body`` with every line of the body under its first (a numbered list of calls stays aligned)."""
+    return (
+        "<div style='font-size:12px;display:grid;grid-template-columns:auto 1fr;column-gap:.4em'>"
+        f"<span>{escape(label)}:</span><div>{body}</div></div>"
     )
 
 
@@ -329,9 +348,28 @@ class EvalReport:
 
     def ok(self, threshold: float = 1.0) -> bool:
         """Every model's success rate is at least ``threshold`` and no run ended in an error (what CI checks)."""
-        return bool(self.runs) and all(
-            s["errors"] == 0 and (s["success_rate"] or 0.0) >= threshold for s in self.models.values()
-        )
+        return bool(self.runs) and not self.shortfalls(threshold)
+
+    def shortfalls(self, threshold: float = 1.0) -> list[str]:
+        """Why :meth:`ok` is false, a sentence per model that misses: how many runs passed against how many
+        ``threshold`` requires, and the runs that ended in an error (any error fails)."""
+        if not self.runs:
+            return ["no run was made"]
+        out = []
+        for model, s in self.models.items():
+            judged = s["passed"] + s["failed"]
+            if judged and s["success_rate"] < threshold:
+                needed = next(n for n in range(judged + 1) if n / judged >= threshold)
+                out.append(
+                    f"{model}: {s['passed']} of {judged} runs passed ({_pct(s['success_rate'])}); the threshold, "
+                    f"{threshold:.0%}, requires {needed} of {judged}"
+                )
+            if s["errors"]:
+                out.append(
+                    f"{model}: {s['errors']} of {s['runs']} runs ended in an error ({_errors(s)}); any error "
+                    "fails the check"
+                )
+        return out
 
     def run(self, run_id: str) -> RunRecord:
         return next(r for r in self.runs if r.run_id == run_id)
@@ -540,9 +578,9 @@ class EvalReport:
                 f"{i}. {call_text(c.tool, c.arguments, LONGEST)}" + (f" ✗ {c.error}" if c.error else "")
                 for i, c in enumerate(run.calls, 1)
             )
-            parts.append(f"<div style='font-size:12px'>calls: {_long(made, 300)}</div>")
+            parts.append(_labelled("calls", _long(made, 300)))
         if run.answer:
-            parts.append(f"<div style='font-size:12px'>answer: {_long(run.answer, 300)}</div>")
+            parts.append(_labelled("answer", _long(run.answer, 300)))
         for note in run.notes:
             parts.append(f"<div style='font-size:12px;color:#57606a'>note: {escape(note)}</div>")
         return (
@@ -572,7 +610,7 @@ class EvalReport:
                 _ms(r.timings.get("total_ms")), where,
             ])  # fmt: skip
         headers = ["model", "task", "repeat", "status", "calls", "tokens", "time", "session"]
-        return f"<div style='overflow-x:auto'>{table(headers, rows)}</div>"
+        return f"<div style='overflow-x:auto'>{table(headers, rows, nowrap=(2, 3, 5, 6, 7))}</div>"
 
     def _variants_html(self) -> str:
         if not self.variants:
@@ -647,12 +685,24 @@ class EvalReport:
             f"<div style='{STYLE}'><h1 style='font-size:1.3em'>{escape(self._head())}</h1>"
             f"<div style='color:#57606a;font-size:12px'>{escape(' · '.join(meta))}</div>"
             f"{self._variants_html()}"
-            f"<h2>Per model</h2><div style='overflow-x:auto'>"
-            f"{table(SUMMARY_HEADERS, [_summary_cells(m, s) for m, s in self.models.items()])}</div>"
+            f"<h2>Per model</h2>{self._per_model()}"
             f"<h2>Success</h2><div>{_plot(groups)}</div>"
             f"<h2>Per task: the runs side by side</h2>{self._grid(base)}"
             f"<h2>Why runs did not pass ({len(failing)})</h2>{why}"
             f"<h2>Every run</h2>{self._runs_table(base)}</div>"
+        )
+
+    def _per_model(self) -> str:
+        """Each model's main numbers (cost only when some run had a price), the rest folded under them."""
+        models = self.models
+        costs = any(s["cost"] is not None for s in models.values())
+        shown = [c for c in SUMMARY if c[0] != "cost" or costs]
+        more = MORE_NUMBERS if costs else [*MORE_NUMBERS, *(c for c in SUMMARY if c[0] == "cost")]
+        names = ", ".join(name for name, _ in more)
+        return (
+            f"<div style='overflow-x:auto'>{_numbers(shown, models)}</div>"
+            f"<details style='margin:.3em 0'><summary style='cursor:pointer;color:#57606a'>more numbers: {names}"
+            f"</summary><div style='overflow-x:auto'>{_numbers(more, models)}</div></details>"
         )
 
     def html(self) -> str:
@@ -826,7 +876,7 @@ class Comparison:
         rows = self._rows()
         return {
             "text/plain": str(self),
-            "text/html": head + table(["model", "task", "success", "evidence", "verdict"], rows),
+            "text/html": head + table(["model", "task", "success", "evidence", "verdict"], rows, nowrap=(2,)),
         }
 
 
@@ -909,15 +959,17 @@ class VariantComparison:
         return [r for r in self.results if r.task is None]
 
     def lines(self) -> list[str]:
-        """The comparison in sentences: over all tasks first, then the tasks where a variant made a difference
-        (or, when none did, each task)."""
+        """The comparison in sentences, the clear differences first (over all tasks, then on a task), then over
+        all tasks where there is none; each task is said only where a variant made a difference (or, when none
+        did, each one)."""
         per_task = [r for r in self.results if r.task is not None]
         if len(self.tasks) == 1:
             return [r.sentence() for r in per_task]  # its one task's counts are the overall ones
-        out = [r.sentence() for r in self.overall]
-        clear = [r for r in per_task if r.verdict != "no clear difference"]
-        out += [r.sentence() for r in (clear or per_task)]
-        return out
+        clear = [r for r in [*self.overall, *per_task] if r.verdict != "no clear difference"]
+        unclear = [r for r in self.overall if r.verdict == "no clear difference"]
+        if not any(r.task is not None for r in clear):
+            unclear += per_task
+        return [r.sentence() for r in [*clear, *unclear]]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -943,7 +995,7 @@ class VariantComparison:
             for r in self.results
         ]  # fmt: skip
         headers = ["model", "task", f"{self.baseline} (baseline)", "variant", "Fisher's exact", "verdict"]
-        return f"<ul>{sentences}</ul>" + table(headers, rows)
+        return f"<ul>{sentences}</ul>" + table(headers, rows, nowrap=(2, 3, 4))
 
     def __str__(self) -> str:
         return visible("\n".join([f"against {self.baseline}:", *(f"  {line}" for line in self.lines())]))

@@ -44,6 +44,7 @@ from typing import Any
 import yaml
 
 from ..agent.providers import PRESETS
+from . import matcher
 
 __all__ = [
     "SuiteError",
@@ -287,7 +288,18 @@ def _nodes(where: str, raw: Any) -> tuple[Mapping[str, Any], ...]:
             _nodes(spot, node.get("unordered", node.get("ordered")))
         elif not isinstance(node.get("functionName"), str):
             raise _fail(spot, "an expected call needs functionName (or is an ordered/unordered group)")
+        else:
+            _constraints(spot, {key: node[key] for key in ("arguments", "result") if key in node})
     return tuple(raw)
+
+
+def _constraints(where: str, value: Any) -> None:
+    """Refuse a constraint the matcher does not know (``{"$eq": …}`` is known, ``{"$equals": …}`` is not), naming
+    the place and the known keys: unknown keys pass in webmcp-evals, so a misspelt check would always pass."""
+    try:
+        matcher.check_constraints(value)
+    except matcher.ConstraintError as exc:
+        raise _fail(where, str(exc)) from None
 
 
 def _names(where: str, raw: Any) -> tuple[str, ...]:
@@ -331,6 +343,7 @@ def _state(where: str, raw: Any) -> tuple[Mapping[str, Any], ...]:
                 "a check is {url: C}, {selector: css, text: C}, {selector: css, count: C} or "
                 "{tool: name, arguments: {...}, result: C}",
             )
+        _constraints(f"{where}[{i}]", {k: v for k, v in check.items() if k in ("url", "text", "count", "result")})
     return tuple(raw)
 
 
@@ -346,6 +359,8 @@ def _task(where: str, raw: Any, index: int, native: bool) -> Task:
     else:
         messages = _message_list(where, raw.get("messages"))
     expected = raw.get("expectedCall")
+    if "expect_answer" in raw:
+        _constraints(f"{where} expect_answer", raw["expect_answer"])
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         first = next((m.get("content") for m in messages if m.get("type", "message") == "message"), None)

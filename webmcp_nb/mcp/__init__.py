@@ -2,6 +2,8 @@
 
 - ``webmcp-nb mcp`` (:mod:`webmcp_nb.mcp.server`): a stdio MCP server that lets a desktop AI client drive a tab
   of the user's Chrome (or of a Chromium it launches) through the relay, one session per process.
+- ``webmcp-nb mcp-config`` (:mod:`webmcp_nb.mcp.desktop`): the entry that starts it in a desktop client (Claude
+  Desktop, Cursor, VS Code, Codex, the MCP Inspector), printed or merged into the client's config file.
 - ``wm.mcp.connect(...)`` (:mod:`webmcp_nb.mcp.client`): any MCP server's tools in a notebook cell, and beside a
   page's tools in ``wm.Agent(tab, mcp_servers=[...])``.
 

@@ -24,6 +24,7 @@ import contextlib
 import inspect
 import io
 import json
+import os
 import re
 import shlex
 import sys
@@ -52,6 +53,7 @@ from ..core.errors import (
     WebMCPError,
 )
 from ..core.events import Event, EventStream
+from ..core.scripts import installed_script
 from ..link.home import append_private, home
 from ..link.protocol import ToolInfo
 from .http_bound import BoundedTransport, bounded_http_client
@@ -318,11 +320,20 @@ def _name_from(target: str | Sequence[str]) -> str:
 
         return urlsplit(target).hostname or "server"
     words = shlex.split(target) if isinstance(target, str) else list(target)
-    for word in reversed(words):  # the package or script, not the interpreter: `uvx mcp-server-time` → mcp-server-time
+    for word in reversed(words):  # the package or script, not the launcher: `uvx mcp-server-time` → mcp-server-time
         if not word.startswith("-"):
             base = Path(word).name.removesuffix(".py").removesuffix(".js")
             return re.sub(r"^(mcp-server-|server-)", "", base) or base
     return "server"
+
+
+def installed_here(words: Sequence[str]) -> list[str]:
+    """A command line whose bare command (no folder in it) is found beside this Python first (pip's ``bin/``, often
+    not on a kernel's ``PATH``), else left to ``PATH``."""
+    first, *rest = words
+    if os.sep in first or (os.altsep and os.altsep in first):
+        return list(words)
+    return [installed_script(first) or first, *rest]
 
 
 class MCPServer:
@@ -402,7 +413,7 @@ class MCPServer:
             raise ValueError("connect() needs a command or a URL")
         params = StdioServerParameters(  # through stdio_bound.py, which refuses a message past the bound unread
             command=sys.executable,
-            args=["-I", "-S", str(_STDIO_BOUND), str(limit), "--", *words],
+            args=["-I", "-S", str(_STDIO_BOUND), str(limit), "--", *installed_here(words)],
             env=dict(self._env) if self._env is not None else None,
             cwd=str(self._cwd) if self._cwd is not None else None,
         )
@@ -678,8 +689,9 @@ async def aconnect(
     request_timeout: float = REQUEST_TIMEOUT,
     max_result_chars: int = MAX_RESULT_CHARS,
 ) -> MCPServer:
-    """Connect to an MCP server: a command line (``"uvx mcp-server-time"``, or a list of words) run over stdio, or
-    an ``http(s)://`` URL (Streamable HTTP). ``env`` is added to a small safe environment the SDK passes the
+    """Connect to an MCP server: a command line (``"mcp-server-time"``, or a list of words) run over stdio, or
+    an ``http(s)://`` URL (Streamable HTTP). A bare command is looked for first where this Python's scripts are
+    (pip's ``bin/``), then on ``PATH``. ``env`` is added to a small safe environment the SDK passes the
     command (``PATH``, ``HOME``…); ``name`` (default: from the command or host) prefixes its tools in agents.
     ``timeout``: seconds for the handshake and first listing; ``request_timeout``: for each later listing (a call
     has its own ``timeout``); ``max_result_chars``: the longest result a call returns (``ResultTooLargeError``)."""

@@ -186,7 +186,8 @@ FIXED_TOOLS: list[types.Tool] = [
     ),
     types.Tool(
         name="screenshot",
-        description="A PNG of the bound tab's visible area (the tab is brought to the front first).",
+        description="A PNG of the bound tab's visible area (the tab is brought to the front first). Taken only of "
+        "the site the user's grants were checked for, and with read on the site of every frame it shows.",
         input_schema=_object({}),
         annotations=_annotations(True, False, True),
     ),
@@ -794,12 +795,13 @@ class WebMCPServer:
         return _json(self._summary(await self._require_tab().areload()))
 
     async def _tool_screenshot(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
-        png = await self._require_tab().ascreenshot()
+        png = await self.sites.screenshot(self._require_tab())
         image = types.ImageContent(data=base64.b64encode(png).decode("ascii"), mime_type="image/png")
         return types.CallToolResult(content=[image])
 
     async def _tool_list_page_tools(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
         tab = self._require_tab()
+        self.sites.require_checked(tab, "its tools were not listed; list them again")
         self._show()
         tools = [
             {

@@ -11,24 +11,35 @@ on the user's own browser, tool by tool:
   bound tab's page tools are listed only while its site may be read; neither asks.
 
 A refusal is a ``PERMISSION_DENIED`` result the client can show its user. Browsers ``--launch`` started are exempt.
+
+What a check allowed binds the request (:mod:`webmcp_nb.browser.checked`): ``screenshot``, ``list_page_tools`` and
+``inject_skill`` act on the site that was checked or are refused (``NAVIGATED``), whatever the tab did since (an
+open redirect, the user); a screenshot also needs ``read`` on the site of every frame the page shows, asked for like
+any other.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..browser import checked
 from ..browser.gate import Asker, Need, check_call, check_site, shows
+from ..browser.tab import PNG
+from ..core.errors import NavigatedError, PermissionDeniedError
+from ..link.grants import origin_of
 
 if TYPE_CHECKING:
     from ..browser.tab import Tab
     from ..browser.tools import Tool
     from .server import WebMCPServer
 
-__all__ = ["McpSites", "NOT_GRANTED", "READ_BOUND_TAB"]
+__all__ = ["McpSites", "NOT_GRANTED", "READ_BOUND_TAB", "FRAME_ROUNDS"]
 
 NOT_GRANTED = "a site not granted to this client: select_tab asks the user"
 READ_BOUND_TAB = {"go_back": "go back", "reload": "reload", "screenshot": "screenshot", "list_page_tools": "list tools"}
 """Fixed tools that read the bound tab's site, and how the asking card says it."""
+FRAME_ROUNDS = 3
+"""Times a screenshot asks for the sites of frames it found and tries again (a page may keep adding frames)."""
 
 
 class McpSites:
@@ -70,6 +81,28 @@ class McpSites:
         """Before a page tool's call, given the tool the call goes to: :func:`~webmcp_nb.browser.gate.check_call`
         (a cross-origin frame's tool needs its frame's site too; one not listed needs ``act``)."""
         await check_call(tab, tool, name, self.asker(), timeout=self.server.options.ask_timeout)
+
+    def require_checked(self, tab: Tab, what: str) -> None:
+        """``NavigatedError`` unless the tab (as the mirror has it) shows the site this request's check allowed."""
+        site = checked.site_of(tab.id)
+        if site is not None and origin_of(tab.url) != site:
+            raise NavigatedError(f"tab {tab.id} no longer shows {site}, the site that was checked: {what}")
+
+    async def screenshot(self, tab: Tab) -> PNG:
+        """The bound tab's picture, of the site that was checked (``before``), with ``read`` on every frame's site
+        too: the sites of frames not granted are asked for, then the picture is taken again."""
+        for _ in range(FRAME_ROUNDS):
+            try:
+                return await tab.ascreenshot()
+            except PermissionDeniedError as exc:
+                frames = exc.data.get("sites") if isinstance(exc.data, dict) else None
+                if not isinstance(frames, list) or not frames:
+                    raise
+                for site in frames:
+                    await self._check("read", url=str(site), action="screenshot (a frame of the page)")
+        raise PermissionDeniedError(
+            f"tab {tab.id} kept showing frames of sites not checked for reading: no screenshot taken"
+        )
 
     def shows(self, tab: Tab) -> bool:
         """Whether the tab's URL, title and tools may be shown to the client now (no ask)."""

@@ -24,6 +24,7 @@ import re
 import secrets
 import stat
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,7 +285,9 @@ def summarize(session: Session, entries: list[Entry] | None = None) -> Summary:
         problems[:0] = [(None, f"{by}: {reason}") for reason in why]
         good = status == "pass"
     started = [e for e in events if e.kind == "agent.turn.started"]
-    said = started[0].data if started else {"provider": header.provider, "model": header.model}
+    said: Mapping[str, Any] = {"provider": header.provider, "model": header.model}  # as the recorder named it:
+    if not header.model and started:  # an eval's "scripted:flights", not the endpoint's "any:flights"
+        said = started[0].data
     named = [str(said[key]) for key in ("provider", "model") if said.get(key)]
     model = ":".join(named) if said.get("model") else None
     pages: list[str] = []

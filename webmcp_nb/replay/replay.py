@@ -9,27 +9,53 @@ that differ by at most that much.
 Tool overrides the session recorded (``override.set``/``override.cleared``) are applied to the tab again where
 they happened (before the turn or the call that followed them), so the replay shows the model what the recording
 showed it; the tab's own overrides are put back afterwards.
+
+A session is a file anyone may have written, so it sets no policy of the replay's. The caller's does: ``confirm``
+(default ``"high"``: only high-risk tools ask) and ``allow_high_risk`` (default ``False``), answered by the
+caller's ``on_confirm``; with nobody to answer, a call that asks is denied. A recorded denial is replayed as one
+(a file can only make a replay do less), a recorded approval approves nothing the caller's policy asks about, and
+the agent is offered only the tools the recording called. Calls a session made by hand before (or between) the
+agent's turns run again before the turn they set up, under the same policy.
 """
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import fnmatch
+import inspect
 import json
-from collections.abc import Collection, Sequence
+import uuid
+from collections import deque
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..core._loop import blocking, on_loop
-from ..core.display import clip, json_or_text, table, visible
-from ..core.errors import WebMCPError
+from ..core.agent_rules import CONFIRM, needs_confirmation, resolve_policy
+from ..core.display import clip, escape, json_or_text, table, visible
+from ..core.errors import ConfigurationError, ErrorCode, WebMCPError
+from ..core.events import Event
 from ..recording.session import Session
 
 if TYPE_CHECKING:
+    from ..agent.agent import ConfirmationRequest, Confirmer, ConfirmPolicy
     from ..browser.tab import Tab
-    from ..mcp.client import MCPServer
+    from ..mcp.client import MCPServer, RecordedMCPServer
 
-__all__ = ["Divergence", "ReplayReport", "replay_agent", "replay_calls", "areplay_agent", "areplay_calls", "compare"]
+__all__ = [
+    "Divergence",
+    "ReplayReport",
+    "replay_agent",
+    "replay_calls",
+    "areplay_agent",
+    "areplay_calls",
+    "compare",
+    "REPLAY_CONFIRM",
+]
+
+REPLAY_CONFIRM: ConfirmPolicy = "high"
+"""What a replay asks the caller about by default: high-risk tools (and, without ``allow_high_risk``, only those)."""
 
 
 @dataclass(frozen=True)
@@ -51,26 +77,42 @@ class ReplayReport:
     steps: int
     divergences: list[Divergence] = field(default_factory=list)
     session: Session | None = None
+    denied: list[str] = field(default_factory=list)
+    """The calls the replay's policy asked about that nobody approved (tool names, in order): they did not run."""
+    replayed_by_hand: int = 0
+    """Calls the session made outside the agent's turns (by hand, before the turn they set up), run again."""
 
     @property
     def ok(self) -> bool:
         return not self.divergences
 
     def __str__(self) -> str:
-        if self.ok:
-            return f"replay: {self.steps} steps, every result as recorded"
-        lines = [f"replay: {self.steps} steps, {len(self.divergences)} diverged"]
+        lines = [f"replay: {self._head()}"]
         for d in self.divergences:
             lines.append(f"step {d.step} {d.tool}({clip(json.dumps(d.arguments), 100)}):")
             lines.append(d.diff)
+        if self.denied:
+            lines.append(self._denied())
         return visible("\n".join(lines))  # the diff holds the page's text
+
+    def _head(self) -> str:
+        by_hand = f" ({self.replayed_by_hand} of them made by hand)" if self.replayed_by_hand else ""
+        outcome = "every result as recorded" if self.ok else f"{len(self.divergences)} diverged"
+        return f"{self.steps} steps{by_hand}, {outcome}"
+
+    def _denied(self) -> str:
+        return (
+            f"not run: {', '.join(self.denied)} (the replay's policy asks before them and nobody approved: pass "
+            "on_confirm=... to answer, or allow_high_risk=True; webmcp-nb replay --allow-high-risk)"
+        )
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         rows = [[d.step, d.tool, clip(json.dumps(d.arguments), 80), d.diff] for d in self.divergences]
-        head = "every result as recorded" if self.ok else f"{len(self.divergences)} diverged"
-        html = f"<b>Replay of {self.steps} steps: {head}</b>"
+        html = f"<b>Replay of {escape(self._head())}</b>"
         if rows:
             html += table(["step", "tool", "arguments", "diff"], rows)
+        if self.denied:
+            html += f"<p>{escape(self._denied())}</p>"
         return {"text/plain": str(self), "text/html": html}
 
 
@@ -109,14 +151,15 @@ def compare(expected: Any, actual: Any, *, ignore: tuple[str, ...] = (), toleran
 
 
 class RecordedStep(NamedTuple):
-    """One recorded tool call: the tool, its arguments, its result (or its error code), and the MCP server that
-    ran it (``None`` for a page tool)."""
+    """One recorded tool call: the tool, its arguments, its result (or its error code), the MCP server that ran it
+    (``None`` for a page tool), and the ``seq`` of its ``tool.called`` event."""
 
     tool: str
     arguments: Any
     result: Any
     error: str | None
     server: str | None = None
+    seq: int = 0
 
 
 def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> list[RecordedStep]:
@@ -124,7 +167,7 @@ def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> l
     ``server``) — all of them (``True``), none (``False``) or those of the servers named. The eval harness's own
     checks of the page are not steps: nothing a replay runs makes them."""
     steps: list[RecordedStep] = []
-    open_calls: dict[tuple[int | None, str, Any], list[Any]] = {}
+    open_calls: dict[tuple[int | None, str, Any], list[tuple[Any, int]]] = {}
     for event in session.events:
         server = event.data.get("server")
         if server is not None and (mcp is False or (mcp is not True and server not in mcp)):
@@ -133,14 +176,14 @@ def recorded_steps(session: Session, *, mcp: bool | Collection[str] = True) -> l
             continue
         key = (event.tab_id, str(event.data.get("tool")), server)
         if event.kind == "tool.called":
-            open_calls.setdefault(key, []).append(event.data.get("arguments"))
+            open_calls.setdefault(key, []).append((event.data.get("arguments"), event.seq))
         elif event.kind in ("tool.returned", "tool.failed") and open_calls.get(key):
-            arguments = open_calls[key].pop(0)
+            arguments, seq = open_calls[key].pop(0)
             where = str(server) if server is not None else None
             if event.kind == "tool.returned":
-                steps.append(RecordedStep(key[1], arguments, json_or_text(event.data.get("text")), None, where))
+                steps.append(RecordedStep(key[1], arguments, json_or_text(event.data.get("text")), None, where, seq))
             else:
-                steps.append(RecordedStep(key[1], arguments, None, event.data.get("code"), where))
+                steps.append(RecordedStep(key[1], arguments, None, event.data.get("code"), where, seq))
     return steps
 
 
@@ -215,21 +258,102 @@ class _Checker:
             diff = "the replay made a call the recording does not have"
             self._diverged(Divergence(index + 1, tool, arguments, None, actual, diff))
             return
-        r_tool, _, r_result, r_error, _ = self.recorded[index]
-        expected = {"tool": r_tool, "result": r_result, "error": r_error}
+        recorded = self.recorded[index]
+        expected = {"tool": recorded.tool, "result": recorded.result, "error": recorded.error}
         got = {"tool": tool, "result": actual, "error": error}
         found = compare(expected, got, ignore=tuple(f"result.{p}" for p in self.ignore), tolerance=self.tolerance)
         if found:
-            self._diverged(Divergence(index + 1, tool, arguments, r_result, actual, found))
+            self._diverged(Divergence(index + 1, tool, arguments, recorded.result, actual, found))
 
     def finish(self) -> ReplayReport:
         missing = len(self.recorded) - self.report.steps
         if missing > 0:
-            tool, arguments, result, _, _ = self.recorded[self.report.steps]
+            step = self.recorded[self.report.steps]
             diff = f"the replay stopped {missing} call(s) short of the recording"
-            self._diverged(Divergence(self.report.steps + 1, tool, arguments, result, None, diff))
+            self._diverged(Divergence(self.report.steps + 1, step.tool, step.arguments, step.result, None, diff))
         self.progress.close()
         return self.report
+
+
+class _Policy:
+    """The caller's policy for what a replay runs: which risks ask first (``confirm``, ``allow_high_risk``) and who
+    answers (``on_confirm``; nobody: a denial). Every ask and answer is an event, as the agent's are."""
+
+    def __init__(
+        self, confirm: str, allow_high_risk: bool, on_confirm: Confirmer | None, tab: Tab, report: ReplayReport
+    ) -> None:
+        try:
+            self.confirm = resolve_policy(confirm)
+        except ValueError as exc:
+            raise ConfigurationError(str(exc)) from None
+        self.allow_high_risk, self.on_confirm, self.tab, self.report = allow_high_risk, on_confirm, tab, report
+
+    def asks(self, risk: str) -> bool:
+        return needs_confirmation(self.confirm, risk, self.allow_high_risk)
+
+    async def answer(self, request: ConfirmationRequest) -> bool:
+        """The caller's answer (``False`` when there is nobody to ask); a denial is counted in the report."""
+        approved = False
+        if self.on_confirm is not None:
+            decision = self.on_confirm(request)
+            approved = bool(await decision if inspect.isawaitable(decision) else decision)
+        if not approved:
+            self.report.denied.append(request.tool)
+        return approved
+
+    async def allows(self, tool: str, arguments: Any, found: Any) -> bool:
+        """Whether a recorded call of ``tool`` (``found``: the live tool, or ``None``) may run again: asked as an
+        agent asks, when the caller's policy asks for its risk (the live tool's, never the recording's)."""
+        from ..agent.agent import ConfirmationRequest
+
+        risk = str(getattr(found, "risk", "medium"))
+        if not self.asks(risk):
+            return True
+        events, where = self.tab.browser.events, {"tab_id": self.tab.id, "url": self.tab.url}
+        request = ConfirmationRequest(
+            uuid.uuid4().hex[:12],
+            tool,
+            arguments,
+            bool(getattr(found, "read_only", False)),
+            asyncio.get_running_loop().create_future(),
+            answered_by="callback" if self.on_confirm is not None else "nobody",
+            risk=risk,
+            provenance=str(getattr(found, "provenance", "") or ""),
+        )
+        shown = {"tool": tool, "arguments": arguments, "risk": risk, "provenance": request.provenance}
+        events.emit("confirmation.requested", **where, id=request.id, read_only=request.read_only, **shown)
+        approved = await self.answer(request)
+        answered = {"id": request.id, "tool": tool, "approved": approved, "by": request.answered_by}
+        events.emit("confirmation.answered", **where, **answered)
+        if not approved:
+            events.emit("tool.denied", **where, tool=tool, arguments=arguments)
+        return approved
+
+
+async def _call_again(
+    step: RecordedStep,
+    tab: Tab,
+    servers: Mapping[str, MCPServer | RecordedMCPServer],
+    policy: _Policy,
+    checker: _Checker,
+) -> None:
+    """One recorded call again, if the caller's policy lets it run: on ``tab`` (a page tool) or on the MCP server
+    of the name it was recorded with; its result goes to ``checker``."""
+    server = servers.get(step.server) if step.server is not None else None
+    name = step.tool.removeprefix(f"{step.server}.") if server is not None else step.tool
+    found = server.tools.get(name) if server is not None else tab.tools.get(name)
+    if not await policy.allows(step.tool, step.arguments, found):
+        checker.check(step.tool, step.arguments, None, ErrorCode.CONFIRMATION_DENIED.value)
+        return
+    try:
+        if server is not None:
+            done = await server.acall(name, step.arguments or {})
+            checker.check(step.tool, step.arguments, json_or_text(done.text), None)
+        else:
+            result = await tab.acall(step.tool, step.arguments or {})
+            checker.check(step.tool, step.arguments, result.value, None)
+    except WebMCPError as exc:
+        checker.check(step.tool, step.arguments, None, exc.code.value)
 
 
 @on_loop
@@ -241,28 +365,25 @@ async def areplay_calls(
     tolerance: float = 0.0,
     progress: bool = True,
     servers: Sequence[MCPServer] = (),
+    confirm: ConfirmPolicy = REPLAY_CONFIRM,
+    allow_high_risk: bool = False,
+    on_confirm: Confirmer | None = None,
 ) -> ReplayReport:
     """Repeat the recorded tool calls on ``tab`` in order and compare each result. Calls recorded from an MCP
     server (an agent's, or a chat bridge's) run again on the server of that name in ``servers``; those of
-    servers not given are left out."""
+    servers not given are left out. A call whose risk the caller's policy asks about (``confirm``,
+    ``allow_high_risk``: by default, high-risk ones) runs only if ``on_confirm`` approves it (see the module)."""
     by_name = {server.name: server for server in servers}
     recorded = recorded_steps(session, mcp=set(by_name))
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
+    policy = _Policy(confirm, allow_high_risk, on_confirm, tab, checker.report)
     overrides = _Overrides(session, tab)
     first = next(iter(session.filter("tool.called")), None)
     try:
         overrides.until(first.seq if first is not None else float("inf"))
-        for tool, arguments, _, _, server in recorded:
-            try:
-                if server is not None:
-                    done = await by_name[server].acall(tool.removeprefix(f"{server}."), arguments or {})
-                    checker.check(tool, arguments, json_or_text(done.text), None)
-                else:
-                    result = await tab.acall(tool, arguments or {})
-                    checker.check(tool, arguments, result.value, None)
-            except WebMCPError as exc:
-                checker.check(tool, arguments, None, exc.code.value)
+        for step in recorded:
+            await _call_again(step, tab, by_name, policy, checker)
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
         overrides.restore()
@@ -271,16 +392,65 @@ async def areplay_calls(
     return report
 
 
+class _Turns:
+    """The recording's agent turns, and what it did around them: the calls made outside every turn (by hand,
+    before the turn they set up), each turn's own policy (which can only add asks) and the answers it recorded
+    (of which only a denial counts)."""
+
+    def __init__(self, session: Session, steps: list[RecordedStep]) -> None:
+        events = list(session.events)
+        self.started = [e for e in events if e.kind == "agent.turn.started"]
+        finished = [e.seq for e in events if e.kind == "agent.turn.finished"]
+        windows = [
+            (turn.seq, next((f for f in finished if f > turn.seq), float("inf"))) for turn in self.started
+        ]  # a turn that never finished (a killed kernel) runs to the end
+        self.by_hand = [s for s in steps if not any(start < s.seq < end for start, end in windows)]
+        self.called = {str(e.data.get("tool")) for e in events if e.kind == "tool.called"}
+        self.answers: dict[str, deque[bool]] = {}
+        for event in events:
+            if event.kind == "confirmation.answered":
+                self.answers.setdefault(str(event.data.get("tool")), deque()).append(event.data.get("approved") is True)
+
+    @staticmethod
+    def policy(turn: Event) -> tuple[str, bool]:
+        """What the recorded turn says it asked about (nothing, for what does not read as a policy)."""
+        try:
+            confirm = resolve_policy(str(turn.data.get("confirm")))
+        except ValueError:
+            confirm = "never"
+        return confirm, turn.data.get("allow_high_risk") is True
+
+    def recorded_answer(self, tool: str) -> bool | None:
+        """The recording's next answer about ``tool``, if it has one left."""
+        answers = self.answers.get(tool)
+        return answers.popleft() if answers else None
+
+
+def _broader(a: str, b: str) -> str:
+    """The policy that asks about what either asks about (the policies nest)."""
+    return max(a, b, key=lambda policy: len(CONFIRM["policies"][policy]))
+
+
 @on_loop
 async def areplay_agent(
-    session: Session, tab: Tab, *, ignore: tuple[str, ...] = (), tolerance: float = 0.0, progress: bool = True
+    session: Session,
+    tab: Tab,
+    *,
+    ignore: tuple[str, ...] = (),
+    tolerance: float = 0.0,
+    progress: bool = True,
+    confirm: ConfirmPolicy = REPLAY_CONFIRM,
+    allow_high_risk: bool = False,
+    on_confirm: Confirmer | None = None,
 ) -> ReplayReport:
     """Run the recorded agent turns again: the recorded model replies drive the loop (no API key), the tool
     calls run on ``tab``, and every result is compared with the recording. MCP servers the agent used are not
-    needed: their recorded results stand in for them. A session with no agent turns (its calls made with
-    ``tab.call``) raises ``ValueError``: ``replay_calls`` replays it."""
-    from ..agent.agent import Agent, ConfirmPolicy
-    from ..core.agent_rules import resolve_policy
+    needed: their recorded results stand in for them. Calls the session made by hand run again first, before the
+    turn that followed them. The caller's policy decides what asks (``confirm``, ``allow_high_risk``: by default,
+    high-risk tools), ``on_confirm`` answers (nobody: denied), and the agent is offered only the tools the
+    recording called (see the module). A session with no agent turns (its calls made with ``tab.call``) raises
+    ``ValueError``: ``replay_calls`` replays it."""
+    from ..agent.agent import Agent
     from ..testing import Reply, ScriptedServer
 
     replies = [
@@ -293,49 +463,79 @@ async def areplay_agent(
     recorded = recorded_steps(session)
     if not replies:
         raise ValueError(_no_agent_turns(session, len(recorded)))
-    decisions = iter([bool(e.data.get("approved")) for e in session.filter("confirmation.answered")])
+    turns = _Turns(session, recorded)
     replay = Session(tab.browser, evidence="off", title=f"Replay of {session.header.id}")
     checker = _Checker(recorded, tuple(ignore), tolerance, _progress(len(recorded), progress), tab)
-    stand_ins: list[Any] = []
+    policy = _Policy(confirm, allow_high_risk, on_confirm, tab, checker.report)
+    stand_ins: list[Any] = []  # RecordedMCPServer: they answer as the servers did
     if any("server" in e.data for e in session.filter("tool.called")):
         from ..mcp.client import RecordedMCPServer
 
         stand_ins = RecordedMCPServer.from_events(session.events)
+    listening = True
 
     def listen(event: Any) -> None:
-        if event.kind == "tool.returned" and event.tab_id == tab.id:
+        if not listening or event.tab_id != tab.id:
+            return
+        if event.kind == "tool.returned":
             checker.check(
                 event.data["tool"], arguments.pop(0) if arguments else None, json_or_text(event.data["text"]), None
             )
-        elif event.kind == "tool.failed" and event.tab_id == tab.id:
+        elif event.kind == "tool.failed":
             checker.check(event.data["tool"], arguments.pop(0) if arguments else None, None, event.data.get("code"))
-        elif event.kind == "tool.called" and event.tab_id == tab.id:
+        elif event.kind == "tool.called":
             arguments.append(event.data.get("arguments"))
+
+    recorded_policy = ("never", False)  # the turn being replayed: what the recording says it asked about
+
+    async def decide(request: ConfirmationRequest) -> bool:
+        """The agent asks where the caller's policy or the recorded turn's asks: a recorded no is a no, and only the
+        caller approves what the caller's policy asks about."""
+        recorded_asks = needs_confirmation(recorded_policy[0], request.risk, recorded_policy[1])
+        if recorded_asks and turns.recorded_answer(request.tool) is False:
+            return False
+        return await policy.answer(request) if policy.asks(request.risk) else True
 
     arguments: list[Any] = []
     overrides = _Overrides(session, tab)
     unsubscribe = tab.browser.events.subscribe(listen)
     server = ScriptedServer(replies)
+    by_hand = deque(turns.by_hand)
+    servers = {stand_in.name: stand_in for stand_in in stand_ins}
+
+    async def calls_before(seq: float) -> None:
+        nonlocal listening
+        listening = False  # these are checked as they run, not from their events
+        try:
+            while by_hand and by_hand[0].seq < seq:
+                step = by_hand.popleft()
+                overrides.until(step.seq)
+                await _call_again(step, tab, servers, policy, checker)
+                checker.report.replayed_by_hand += 1
+        finally:
+            listening = True
+
     try:
-        started = next(iter(session.filter("agent.turn.started")), None)
-        policy = cast(ConfirmPolicy, resolve_policy((started.data.get("confirm") if started else None) or "never"))
         agent = Agent(
             tab,
             provider="any",
             base_url=server.base_url,
-            api_key="replay",
             model="replay",
-            confirm=policy,
-            allow_high_risk=bool(started and started.data.get("allow_high_risk")),
-            on_confirm=lambda request: next(decisions, True),
+            on_confirm=decide,
             session=replay,
             max_tool_calls=10_000,
             turn_timeout=600,
             mcp_servers=stand_ins,
+            allowed_tools=turns.called,
         )
-        for turn in session.filter("agent.turn.started"):
+        for turn in turns.started:
+            await calls_before(turn.seq)
             overrides.until(turn.seq)
-            await agent.arun(turn.data["task"])
+            recorded_policy = turns.policy(turn)
+            agent.confirm = _broader(policy.confirm, recorded_policy[0])
+            agent.allow_high_risk = allow_high_risk and recorded_policy[1]
+            await agent.arun(turn.data.get("task"))
+        await calls_before(float("inf"))
         report = checker.finish()  # while the replay still records: a missing step is in its session too
     finally:
         overrides.restore()

@@ -20,7 +20,7 @@ from ..agent.providers import PRESETS
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
 from ..core.agent_rules import CONFIRM, default_provider
-from ..core.describe import FAMILIES, PROBLEMS, QUIET, actor, describe, family, stamp
+from ..core.describe import FAMILIES, PROBLEMS, QUIET, actor, counted, describe, family, stamp
 from ..core.describe import line as plain_line
 from ..core.display import clip, escape, visible
 from ..core.events import Event, EventStream, acting_as
@@ -47,6 +47,8 @@ LINE = W.Layout(width="auto", min_width="0", margin="0")
 """Every log line's layout (shared: one model, not one per line)."""
 KIND_COLORS = {"tool calls": "#0969da", "agent": "#8250df", "page": "#1a7f37", "skills": "#9a6700"}
 RISK_COLORS = {"low": "#1a7f37", "medium": "#9a6700", "high": "#cf222e"}
+ANSWERED_KEPT = 3
+"""Answered confirmation cards kept (folded) above the sections; older ones go (the log keeps every answer)."""
 
 
 REFRESHING = {
@@ -61,6 +63,11 @@ def _marks(tool: Tool) -> list[str]:
     own, and whether it is overridden here."""
     marks = [tool.source, tool.risk_label] + ([f"a frame of {tool.origin}"] if tool.cross_origin else [])
     return marks + (["overridden"] if tool.override is not None else [])
+
+
+def _blank(tab: Tab) -> bool:
+    """A tab showing no page (a new tab, ``about:blank``): the tab picker lists it after the pages."""
+    return tab.url in ("", "about:blank") or tab.url.startswith(("chrome://newtab", "chrome://new-tab-page"))
 
 
 def _risk_html(risk: str | None) -> str:
@@ -109,15 +116,16 @@ class StatusBar(W.HBox):
 
     def refresh(self) -> None:
         browser = self.owner.browser
-        tabs = [] if browser.closed else browser.tabs
+        tabs = [] if browser.closed else sorted(browser.tabs, key=_blank)  # the pages first, blank tabs after
         if browser.closed:
             text, color = "browser closed: wm.connect() or wm.launch() for another", "#57606a"
         else:
             relay = f"relay 127.0.0.1:{browser.relay.port}" if browser.relay else "relay daemon"
             state = "connected" if browser.connected else "disconnected"
-            text, color = f"{relay} · browser {state} · {len(tabs)} tabs", "#1a7f37" if browser.connected else "#cf222e"
+            text = f"{relay} · browser {state} · {counted(len(tabs), 'tab')}"
+            color = "#1a7f37" if browser.connected else "#cf222e"
         self.state.value = f'<span style="color:{color}">●</span> {escape(text)}'
-        options = [(visible(clip(f"{t.title or t.url} ({len(t.tools)} tools)", 70)), t.id) for t in tabs]
+        options = [(visible(clip(f"{t.title or t.url} ({counted(len(t.tools), 'tool')})", 70)), t.id) for t in tabs]
         if [o[1] for o in self.picker.options] != [o[1] for o in options] or self.picker.options != tuple(options):
             current = self.owner.tab.id if self.owner.tab else None
             self.picker.options = options
@@ -201,6 +209,13 @@ class ToolsInspector(W.VBox):
             children = (self.hint, *((self.inject_dom,) if tab is not None else ()), self.result)
         if self.children != children:
             self.children = children
+
+    def forget(self) -> None:
+        """Another tab was picked: nothing of the last tab's tool stays (its form, its result)."""
+        self._wanted = self._form_tool = None
+        self.form = None
+        self._show(None)
+        self.result.value = ""
 
     def give_dom_skill(self) -> None:
         """Inject the shipped ``dom`` skill into the tab (what the empty state's button does)."""
@@ -306,8 +321,8 @@ class Chat(W.VBox):
             options=[(CONFIRM["labels"][p], p) for p in CONFIRM["policies"]],
             value=agent.confirm if agent is not None else CONFIRM["default"],
             description="ask before",
-            layout=field,
-        )
+            layout=_fill(flex="1 1 24em", min_width="min(24em, 100%)", max_width="30em"),
+        )  # wide enough for its longest label ("medium- and high-risk tools"), however the row shares its width
         self.confirm.observe(self._on_policy, names="value")
         self.key_note = W.HTML(layout=_fill())
         self.provider.observe(lambda _: self._note_key(), names="value")
@@ -601,31 +616,44 @@ def _log_line(event: Event) -> str:
 
 
 class ConfirmationCard(W.HBox):
-    """A tool call waiting for a yes or no; either view may answer, the first answer wins."""
+    """A tool call waiting for a yes or no; either view may answer, the first answer wins. Answered, it folds to
+    one line (the verdict; the request inside)."""
 
     def __init__(self, owner: Panel, event: Event) -> None:
         self.owner = owner
         self.id = event.data["id"]
         self.risk = event.data.get("risk")
+        self.tool = str(event.data.get("tool"))
+        self.answered = False
         source = event.data.get("provenance")
         where = f" <i>from {escape(clip(str(source), 200))}</i>" if source else ""
-        self.text = W.HTML(
-            f"Allow <b>{escape(str(event.data.get('tool')))}</b>"
+        self.request = (
+            f"Allow <b>{escape(self.tool)}</b>"
             f"({escape(clip(json.dumps(event.data.get('arguments')), 200))}){where}? {_risk_html(self.risk)}"
         )
-        self.approve = W.Button(description="Approve", button_style="success")
-        self.deny = W.Button(description="Deny", button_style="danger")
+        self.text = W.HTML(self.request, layout=_fill(flex="1 1 20em"))
+        self.approve = W.Button(description="Approve", button_style="success", layout=W.Layout(width="auto"))
+        self.deny = W.Button(description="Deny", button_style="danger", layout=W.Layout(width="auto"))
         self.approve.on_click(lambda _: self.answer(True))
         self.deny.on_click(lambda _: self.answer(False))
-        super().__init__([self.text, self.approve, self.deny], layout=_row())
+        buttons = W.HBox([self.approve, self.deny], layout=W.Layout(flex="0 0 auto"))  # they wrap together
+        super().__init__([self.text, buttons], layout=_row(border_left="3px solid #bf8700", padding="2px 6px"))
 
     def answer(self, approved: bool) -> None:
         self.owner.browser._answer_confirmation(self.id, approved, by="notebook panel")
 
     def resolved(self, event: Event) -> None:
-        verdict = "approved" if event.data.get("approved") else "denied"
+        """Fold the card to its verdict (the request it answered inside)."""
+        approved = bool(event.data.get("approved"))
+        verdict = f"{'✓ approved' if approved else '✗ denied'} {self.tool} ({event.data.get('by', '')})"
+        self.answered = True
         self.approve.disabled = self.deny.disabled = True
-        self.text.value += f" — {verdict} ({escape(str(event.data.get('by', '')))})"
+        self.text.value = (
+            f'<details style="color:#57606a"><summary style="cursor:pointer">{escape(verdict)}</summary>'
+            f"{self.request}</details>"
+        )
+        self.children = (self.text,)
+        self.layout.border_left = f"3px solid {'#1a7f37' if approved else '#cf222e'}"
 
 
 class Panel(W.VBox):
@@ -633,7 +661,8 @@ class Panel(W.VBox):
 
     def __init__(self, browser: Browser, tab: Tab | None = None, agent: Agent | None = None) -> None:
         self.browser = browser
-        self.tab = tab or browser.active_tab or (browser.tabs[0] if browser.tabs else None)
+        pages = sorted(browser.tabs, key=_blank)
+        self.tab = tab or browser.active_tab or (pages[0] if pages else None)
         self.status = StatusBar(self)
         self.tools = ToolsInspector(self)
         self.chat = Chat(self, agent)
@@ -659,6 +688,7 @@ class Panel(W.VBox):
     def select_tab(self, tab_id: int | None) -> None:
         if tab_id is not None and (self.tab is None or self.tab.id != tab_id):
             self.tab = self.browser.tab(tab_id)
+            self.tools.forget()
             self.refresh()
 
     def refresh(self) -> None:
@@ -672,6 +702,8 @@ class Panel(W.VBox):
         if self.browser.closed != self._closed_shown:
             self._closed_shown = self.browser.closed
             self.tools.refresh()
+            if self.browser.closed:  # nothing is left to answer, and no answer is worth keeping in view
+                self._drop(list(self.confirmations.children))
 
     def _on_event(self, event: Event) -> None:
         self.operations.add(event)
@@ -681,6 +713,8 @@ class Panel(W.VBox):
             self.confirmations.children = (*self.confirmations.children, card)
         elif event.kind == "confirmation.answered" and event.data.get("id") in self.cards:
             self.cards[event.data["id"]].resolved(event)
+            answered = [card for card in self.cards.values() if card.answered]
+            self._drop(answered[:-ANSWERED_KEPT])
         elif event.kind == "grant.asked":
             ask = self.grant_cards[str(event.data.get("id"))] = GrantCard(self.browser, event)
             self.confirmations.children = (*self.confirmations.children, ask)
@@ -690,6 +724,16 @@ class Panel(W.VBox):
             self.sites.refresh()
         if event.kind in REFRESHING:
             self.refresh()
+
+    def _drop(self, cards: list[W.Widget]) -> None:
+        """Take ``cards`` (confirmation or asking cards) out of the panel."""
+        gone = {id(card) for card in cards}
+        self.confirmations.children = tuple(c for c in self.confirmations.children if id(c) not in gone)
+        for store in (self.cards, self.grant_cards):
+            for key in [k for k, card in store.items() if id(card) in gone]:
+                del store[key]
+        for card in cards:
+            card.close()
 
     def close(self) -> None:
         self._unsubscribe()

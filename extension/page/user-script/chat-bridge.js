@@ -1,15 +1,20 @@
 // USER_SCRIPT world (its own, `webmcp-nb-bridge`), injected by worker/chat-bridge.js when a notebook opens the
 // chat-site bridge in this tab (webmcp_nb/bridge). The page side of the bridge, and nothing more:
 // - it reads the chat through the site adapter's selectors (data: webmcp_nb/bridge/chat_sites/*.json) and tells
-//   the notebook the text of the assistant's latest reply as it streams and once it is complete; the notebook
-//   finds the calls in it (the agent's parser), runs them and decides everything;
+//   the notebook the visible text of the assistant's latest reply (visible-text.js) as it streams and once it is
+//   complete; the notebook finds the calls in it (the agent's parser), runs them and decides everything;
 // - it adds the notebook's tool instructions to what the user sends, and types results back as a person does
-//   (input events, line breaks that do not send), sending them once the site has finished answering;
-// - its bar (the bridged tools, on/off) and confirm cards live in a closed shadow root, and take only the
-//   user's own clicks (trusted events, and not in the first half second a card is shown).
+//   (input events, line breaks that do not send), sending them once the site has finished answering when the user
+//   chose auto-send, else leaving them for the user's own Send;
+// - its bar lives in a closed shadow root whose host the page cannot restyle (`:host { all: initial !important }`
+//   wins over any style of the page's): the bridged tools (by origin, never a URL), what the bridge does, and
+//   which call waits for the user's answer — never its arguments, and never a way to give that answer, which only
+//   the side panel and the notebook panel take (the page can draw over, or click, anything of its own DOM). Its one
+//   control, the on/off switch, counts only the user's own click on it while it is visible and uncovered
+//   (IntersectionObserver v2), and has been for a moment.
+// - it says when, after a message is sent, the page changes but nothing matches the adapter's `assistant`.
 // A reply is known by the turn it answers (how many messages were sent since the bridge started) and by its
-// text, never by its element: sites re-render finished replies. Page text is read with innerText and shown only
-// as textContent.
+// text, never by its element: sites re-render finished replies. Page text is shown only as textContent.
 (() => {
   'use strict';
   const PORT = 'webmcp-nb-bridge';
@@ -18,7 +23,9 @@
   const POLL_MS = 300;
   const QUIET_MS = 700; // a reply is complete when the site is not busy and its text stayed the same this long
   const SEND_WAIT_MS = 5_000;
-  const ANSWER_DELAY_MS = 500;
+  const SEEN_MS = 500; // the switch counts a click once it has been visible and uncovered this long
+  const ASSISTANT_WAIT_MS = 4_000; // after a send: the page changed, and nothing new matches `assistant` this long
+  const WAITING = 'waits for your answer in the side panel or the notebook panel';
   const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
   let current = null;
@@ -43,21 +50,18 @@
   }
 
   const STYLE = `
-    :host { all: initial; }
+    :host { all: initial !important; display: block !important; position: fixed !important; top: 12px !important;
+      right: 12px !important; z-index: 2147483647 !important; }
     .box { font: 12px/1.4 system-ui, sans-serif; color: #1f2328; width: 300px; display: flex; flex-direction: column; gap: 6px; }
     .bar { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; padding: 6px 8px; box-shadow: 0 2px 8px #0002; }
     .row { display: flex; align-items: center; gap: 6px; flex-wrap: wrap; }
     .logo { font-weight: 700; }
     .status { color: #57606a; overflow-wrap: anywhere; }
     button { font: inherit; border: 1px solid #d0d7de; border-radius: 6px; background: #f6f8fa; padding: 2px 8px; cursor: pointer; }
-    button:disabled { opacity: .5; cursor: default; }
     button.on { background: #dafbe1; border-color: #1a7f37; }
-    button.approve { background: #1f883d; border-color: #1f883d; color: #fff; }
     details ul { margin: 4px 0 0; padding-left: 16px; max-height: 160px; overflow: auto; }
-    .card, .offer { background: #fff; border: 1px solid #d0d7de; border-left: 4px solid #9a6700; border-radius: 8px; padding: 6px 8px; box-shadow: 0 2px 8px #0002; }
-    .card.risk-high { border-left-color: #cf222e; } .card.risk-low { border-left-color: #1a7f37; }
-    .risk { font-weight: 600; } .risk-high .risk { color: #cf222e; } .risk-medium .risk { color: #9a6700; }
-    pre { margin: 4px 0; max-height: 200px; overflow: auto; background: #f6f8fa; padding: 4px; white-space: pre-wrap; overflow-wrap: anywhere; }
+    .waiting { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 8px; padding: 6px 8px; box-shadow: 0 2px 8px #0002; }
+    .waiting.done { background: #fff; border-color: #d0d7de; }
     .muted { color: #57606a; }
   `;
 
@@ -71,8 +75,12 @@
     let instructed = null; // the instructions (key and path) the conversation got last
     let readTimer = null;
     let sending = false;
+    // Since the last send: when it was, whether the page changed (outside the input and this bar), whether a reply
+    // appeared, and whether the bridge said it could not find one.
+    let sent = { at: 0, changed: false, seen: true, missing: false };
     const results = []; // {turn, text}, typed once this turn's reply is complete and the site is idle
-    const cards = new Map();
+    let typed = null; // the first line of results typed into the input for the user to send
+    const waiting = new Map(); // a call waiting for the user's answer: id → its note in the bar
 
     // ----- the site, through its adapter -----
 
@@ -114,6 +122,7 @@
         const { selector, nodes } = query(name);
         found[name] = { tried: candidates(name), selector, found: nodes.length, invalid };
       }
+      found.assistant.missing = sent.missing; // the page changed after the last send, and nothing new matched
       const input = find('input');
       found.inputType = input ? (isField(input) ? 'textarea' : 'contenteditable') : null;
       return found;
@@ -138,9 +147,8 @@
           ({ site, tools, suffix, key, autoSend, enabled } = message);
           render();
         },
-        card: () => showCard(message),
-        resolve: () => resolveCard(message),
-        offer: () => showOffer(message),
+        waiting: () => showWaiting(message),
+        resolve: () => resolveWaiting(message),
         status: () => { status.textContent = visible(message.text); },
         result: () => {
           if (message.session === session) results.push({ turn: message.turn, text: String(message.text) });
@@ -164,8 +172,17 @@
       if (instructed && list.length && instructed.path !== location.pathname) instructed.path = location.pathname;
       // Only a reply to a message sent since the bridge started counts: a page that loads its history late (a
       // reload, as real sites do) shows old replies, whose calls ran already or were never the bridge's.
+      if (turn > 0 && list.length > baseline && !sent.seen) {
+        sent.seen = true;
+        if (sent.missing) status.textContent = 'The assistant\'s reply is read again.';
+        sent.missing = false;
+      } else if (enabled && turn > 0 && !sent.seen && !sent.missing && sent.changed && Date.now() - sent.at >= ASSISTANT_WAIT_MS) {
+        sent.missing = true; // the page drew something since the send, but nothing this adapter calls the assistant's
+        status.textContent = 'Nothing on the page matches this site\'s "assistant" selector among what appeared since the last message: the bridge cannot read the reply (bridge.check() in the notebook says more).';
+        post({ type: 'unseen', turn, seconds: Math.round((Date.now() - sent.at) / 1000) });
+      }
       if (enabled && turn > 0 && list.length > baseline) {
-        const text = (list.at(-1).innerText ?? '').slice(0, MAX_REPLY_CHARS);
+        const text = globalThis.__webmcpNbVisibleText(list.at(-1)).slice(0, MAX_REPLY_CHARS);
         const now = Date.now();
         if (text !== last.text) {
           last = { text, at: now, done: false };
@@ -177,7 +194,17 @@
       }
       deliver();
     }
-    const schedule = () => { readTimer ??= setTimeout(read, READ_MS); };
+    // The page changed: read it soon. A change of the page's own (not this bar's host, not the input the user or
+    // the bridge types in) after a send means the site is drawing something.
+    function changed(records) {
+      if (turn > 0 && !sent.changed) {
+        const input = find('input');
+        const ours = (node) => node === host || (input && (node === input || input.contains(node)));
+        const nodes = (r) => [...r.addedNodes, ...r.removedNodes];
+        sent.changed = records.some((r) => !ours(r.target) && (r.type === 'characterData' || !nodes(r).every(ours)));
+      }
+      readTimer ??= setTimeout(read, READ_MS);
+    }
 
     // ----- sending, as a person does -----
 
@@ -219,6 +246,7 @@
       baseline = replies().length;
       turn += 1;
       last = { text: null, at: 0, done: true };
+      sent = { at: Date.now(), changed: false, seen: false, missing: false };
       post({ type: 'sent', turn, by, instructions });
     }
 
@@ -263,13 +291,16 @@
       const byClick = event.type === 'click' && send?.contains(event.target);
       if (!byKey && !byClick) return;
       if (!input || !textOf(input).trim()) return;
-      if (conversationNeedsInstructions() && tools.length) {
+      // The user sends the results the bridge typed: the turn goes on (its limits count on), as when it sends them.
+      const by = typed !== null && textOf(input).includes(typed) ? 'bridge' : 'user';
+      typed = null;
+      if (by === 'user' && conversationNeedsInstructions() && tools.length) {
         event.preventDefault();
         event.stopImmediatePropagation();
         addInstructions(input);
         submit('user', true);
       } else {
-        noteSent('user', false);
+        noteSent(by, false);
       }
     }
 
@@ -294,12 +325,13 @@
       if (!input) return post({ type: 'problem', text: 'The results could not be typed: the chat has no input this bridge can find.' });
       const draft = textOf(input).trim();
       type(input, draft ? `\n\n${text}` : text);
-      const sent = autoSend && !draft ? await submit('bridge', false) : false;
-      status.textContent = sent ? 'Results sent to the chat.' : 'The results are in the chat\'s input: send them when you are ready.';
-      post({ type: 'typed', turn: wanted, sent });
+      const gone = autoSend && !draft ? await submit('bridge', false) : false;
+      typed = gone ? null : text.split('\n')[0];
+      status.textContent = gone ? 'Results sent to the chat.' : 'The results are in the chat\'s input: press Send to give them to the chat.';
+      post({ type: 'typed', turn: wanted, sent: gone });
     }
 
-    // ----- the bar and the cards, in a closed shadow root -----
+    // ----- the bar, in a closed shadow root -----
 
     const host = document.createElement('webmcp-nb-bridge');
     const root = host.attachShadow({ mode: 'closed' });
@@ -314,85 +346,61 @@
       status);
     stack.append(bar);
     root.append(el('style', { text: STYLE }), stack);
-    const HOST_STYLE = { position: 'fixed', top: '12px', right: '12px', 'z-index': '2147483647', display: 'block' };
-    function keepHost() { // the page may move, hide or remove the bar: it comes back as it was
+    function keepHost() { // the page may move or remove the bar: it comes back (its style is pinned by STYLE's :host)
       if (host.parentNode !== document.documentElement || host.nextSibling) document.documentElement.append(host);
-      for (const [name, value] of Object.entries(HOST_STYLE)) {
-        if (host.style.getPropertyValue(name) !== value || host.style.getPropertyPriority(name) !== 'important') host.style.setProperty(name, value, 'important');
-      }
     }
 
     function render() {
       toggle.textContent = enabled ? 'on' : 'off';
       toggle.className = enabled ? 'on' : '';
-      toggle.title = enabled ? 'The chat is told about these tools and its calls run: click to stop' : 'Off: click to bridge the tools again';
+      toggle.title = enabled ? 'The chat is told about these tools and its calls are read: click to stop' : 'Off: click to bridge the tools again';
       summary.textContent = `${tools.length} tool${tools.length === 1 ? '' : 's'} bridged`;
       list.replaceChildren(...tools.map((tool) => el('li', {},
         el('b', { text: tool.name }), ` ${tool.risk} risk · ${tool.source}`,
         tool.about ? el('div', { class: 'muted', text: tool.about }) : null)));
     }
+
+    // The switch counts the user's click only while it is visible and uncovered, as the browser itself reports it
+    // (IntersectionObserver v2: nothing drawn over it, no opacity, filter or transform on the way), and has been
+    // for SEEN_MS: a page that hides it, or draws a decoy over it (even one that lets clicks through), wins nothing.
+    let seenSince = null;
+    const watcher = 'isVisible' in IntersectionObserverEntry.prototype
+      ? new IntersectionObserver((entries) => {
+        for (const entry of entries) seenSince = entry.isVisible ? (seenSince ?? performance.now()) : null;
+      }, { trackVisibility: true, delay: 100 })
+      : null;
+    watcher?.observe(toggle);
     toggle.addEventListener('click', (event) => {
       if (!event.isTrusted) return;
+      if (seenSince === null || performance.now() - seenSince < SEEN_MS) {
+        const why = 'A click on the bar\'s switch did not count: something covered or hid the bar (switch it from the notebook: bridge.set_enabled).';
+        status.textContent = why;
+        post({ type: 'problem', text: why });
+        return;
+      }
       enabled = !enabled;
       render();
       post({ type: 'toggle', enabled });
     });
 
-    function answerButtons(onAnswer) {
-      const approve = el('button', { type: 'button', class: 'approve', text: 'Run it' });
-      const deny = el('button', { type: 'button', class: 'deny', text: 'Don\'t run' });
-      approve.disabled = deny.disabled = true;
-      setTimeout(() => { approve.disabled = deny.disabled = false; }, ANSWER_DELAY_MS); // no rushed click counts
-      for (const [button, approved] of [[approve, true], [deny, false]]) {
-        button.addEventListener('click', (event) => {
-          if (!event.isTrusted || button.disabled) return;
-          approve.disabled = deny.disabled = true;
-          onAnswer(approved);
-        });
-      }
-      return [approve, deny];
-    }
-
-    function showCard({ id, tool, source, risk, arguments: args }) {
-      const note = el('span', { class: 'muted' });
-      const [approve, deny] = answerButtons((approved) => {
-        note.textContent = approved ? 'Approved…' : 'Denied…';
-        post({ type: 'answer', id, approved });
-      });
-      const node = el('div', { class: `card risk-${['low', 'medium', 'high'].includes(risk) ? risk : 'medium'}`, role: 'group', 'aria-label': 'Confirm a tool call' },
-        el('div', {}, 'The assistant wants to run ', el('b', { text: tool })),
-        el('div', { class: 'muted' }, el('span', { class: 'risk', text: `${risk} risk` }), ` · ${source}`),
-        el('pre', { text: JSON.stringify(args ?? {}, null, 1) }),
-        el('div', { class: 'row' }, approve, deny, note));
-      cards.set(id, { node, note, buttons: [approve, deny] });
+    // A call waits for the user's answer, which the side panel and the notebook panel take: the bar only says so.
+    function showWaiting({ id, tool }) {
+      const node = el('div', { class: 'waiting', role: 'status' }, el('b', { text: tool }), ` ${WAITING}.`);
+      waiting.set(id, node);
       stack.append(node);
     }
 
-    function resolveCard({ id, approved, by }) {
-      const card = cards.get(id);
-      if (!card) return;
-      for (const button of card.buttons) button.disabled = true;
-      card.note.textContent = visible(`${approved ? 'Approved' : 'Denied'}${by ? ` (${by})` : ''}`);
-      setTimeout(() => { card.node.remove(); cards.delete(id); }, 4_000);
-    }
-
-    function showOffer({ key: offer, tool, arguments: args }) {
-      const node = el('div', { class: 'offer' },
-        el('div', {}, 'The last reply looks like a call of ', el('b', { text: tool }), ' written without its tags:'),
-        el('pre', { text: JSON.stringify(args ?? {}, null, 1) }));
-      const [run, skip] = answerButtons((approved) => {
-        node.remove();
-        if (approved) post({ type: 'run', key: offer });
-      });
-      run.textContent = 'Run this call';
-      skip.textContent = 'Ignore';
-      node.append(el('div', { class: 'row' }, run, skip));
-      stack.append(node);
+    function resolveWaiting({ id, approved, by }) {
+      const node = waiting.get(id);
+      if (!node) return;
+      node.classList.add('done');
+      node.lastChild.textContent = visible(`: ${approved ? 'approved' : 'denied'}${by ? ` (${by})` : ''}.`);
+      setTimeout(() => { node.remove(); waiting.delete(id); }, 4_000);
     }
 
     // ----- start and stop -----
 
-    const observer = new MutationObserver(schedule);
+    const observer = new MutationObserver(changed);
     const poll = setInterval(read, POLL_MS);
     function stop() {
       if (stopped) return;
@@ -400,6 +408,7 @@
       observer.disconnect();
       clearInterval(poll);
       clearTimeout(readTimer);
+      watcher?.disconnect();
       window.removeEventListener('keydown', onSend, true);
       window.removeEventListener('click', onSend, true);
       host.remove();

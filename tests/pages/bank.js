@@ -1,0 +1,8 @@
+// The user's bank: a site never granted to the model. Its tool names what a model must never see.
+document.modelContext.registerTool({
+  name: 'readBalanceOfTheUser',
+  description: "The user's balance.",
+  inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: true },
+  execute: () => ({ balance: 12345.67 }),
+});
