@@ -302,3 +302,40 @@ def test_a_message_past_the_pipes_bound_is_dropped_unread_and_said_whose_it_was(
     assert message.size > 200_000 and b'"invocationId":"ABC123"' in message.head and len(message.head) <= 4096
     assert len(replies) == 1 and isinstance(replies[0], CommandError) and "over the pipe's bound" in replies[0].message
     assert events == ["After.event"]  # what follows is read as usual
+
+
+# ----- the side panel, which still shows native tools through the extension -----
+
+
+@pytest.mark.browser
+def test_the_side_panel_shows_and_calls_native_tools_the_pipe_lists(server: Any, tmp_path: Path) -> None:
+    """While no side panel is open, frames of a tab the pipe lists report their native tools to the extension only
+    when asked; an open panel gets them as they change, and calls them by hand (through the extension)."""
+    from cdp import playwright_context
+    from test_sidepanel import TIMEOUT, Chromium, expect
+
+    with (
+        wm.launch(native_webmcp=True, args=["--remote-debugging-port=0"]) as browser,
+        playwright_context(browser.process.profile_dir) as seen,
+    ):
+        tab = browser.open(server.url("t/changing.html"))
+        tab.wait_for_tool("inner_b")
+        tab.call("change", add=["early"])  # before any panel: the pipe shows it at once
+        assert "early" in tab.tools and piped(browser, tab) == {(t.frame_id, t.name) for t in tab.tools.values()}
+        session = wm.Session(browser, directory=tmp_path / "s", evidence="off")
+        page = Chromium(browser, seen).panel(tab)
+        for name in ("change", "alpha", "early", "inner_a"):
+            expect(page.locator(f'#tools li[data-tool="{name}"]')).to_contain_text("native", timeout=TIMEOUT)
+        tab.call("change", add=["gamma"], remove=["alpha"])  # with a panel open, frames report as they change
+        expect(page.locator('#tools li[data-tool="gamma"]')).to_have_count(1, timeout=TIMEOUT)
+        expect(page.locator('#tools li[data-tool="alpha"]')).to_have_count(0, timeout=TIMEOUT)
+        page.locator('#tools li[data-tool="gamma"]').click()
+        page.fill("#tool-args", "{}")
+        page.click("#call-button")
+        expect(page.locator("#tool-result.ok")).to_contain_text("gamma", timeout=TIMEOUT)
+        called = eventually(
+            lambda: [e for e in session.filter("tool.called", tool="gamma") if e.data.get("origin") == "sidepanel"]
+        )
+        assert called and called[0].tab_id == tab.id
+        session.close()
+        assert not page.errors

@@ -35,6 +35,9 @@ let nextSyncId = 1;
 const targets = new Map(); // tab id → DevTools target id
 let lookingUp = null; // the lookup under way, and whether another must follow it
 const viaDevtools = (tabId) => targets.has(tabId);
+// Such a tab's frames need not list their native tools on every change (a listing costs the page a pass over all of
+// them, in the page's own thread), unless a side panel is open to show them: they are told to wait for a sync.
+let panelsOpen = false;
 const devtoolsMode = () => relaySettings()?.devtools === true && !!chrome.debugger?.getTargets;
 
 export function lookUpTargets() {
@@ -57,6 +60,7 @@ export function lookUpTargets() {
         if (now.has(tabId)) targets.set(tabId, now.get(tabId));
         else targets.delete(tabId);
         if (tabs.has(tabId)) markDirty(tabId);
+        for (const endpoint of endpoints.get(tabId) ?? []) tellLazy(endpoint, tabId);
       }
     } while (run.again);
     lookingUp = null;
@@ -378,7 +382,9 @@ export function attach(port, kind, relayUp) {
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
   const frameId = port.sender.frameId ?? 0;
   const { documentId, origin, url } = port.sender;
-  const endpoint = { port, kind, frameId, documentId, origin, url, tools: new FrameTools(), skills: [], lane: null, api: '' };
+  const endpoint = {
+    port, kind, frameId, documentId, origin, url, tools: new FrameTools(), skills: [], lane: null, api: '', lazy: null,
+  };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
@@ -388,6 +394,7 @@ export function attach(port, kind, relayUp) {
       const waiter = syncs.get(message.syncId);
       if (waiter?.tabId === tabId) waiter.done();
       if (kind === PAGE && !piped(endpoint, tabId)) offerLane(endpoint, tabId);
+      if (kind === PAGE) tellLazy(endpoint, tabId);
     } else if (message?.type === 'result') {
       wiring.result(port, message);
     } else if (message?.type === 'lane' && kind === PAGE) {
@@ -406,6 +413,22 @@ export function tellEndpoints(message) {
 
 // A frame whose tools the relay calls through the DevTools pipe needs no lane.
 const piped = (endpoint, tabId) => viaDevtools(tabId) && endpoint.api === 'native';
+
+// Tell a page endpoint whether to report its changes as they come (`lazy: false`) or only when synced.
+function tellLazy(endpoint, tabId) {
+  const lazy = endpoint.kind === PAGE && piped(endpoint, tabId) && !panelsOpen;
+  if (endpoint.lazy === lazy) return;
+  endpoint.lazy = lazy;
+  try {
+    endpoint.port.postMessage({ type: 'lazy', lazy });
+  } catch (_) { /* the frame went */ }
+}
+
+// Whether a side panel is open (panel-hub.js): frames of tabs the pipe lists report changes only while one is.
+export function setPanelsOpen(open) {
+  panelsOpen = open;
+  for (const [tabId, set] of endpoints) for (const endpoint of set) tellLazy(endpoint, tabId);
+}
 
 export function offerLanes() {
   for (const [tabId, set] of endpoints) {

@@ -8,7 +8,7 @@
 import { Method, PANEL_EVENT_KINDS } from '../shared/protocol.js';
 import { connectionState, isConnected, notify, request, wakeRelay } from './relay.js';
 import { callTool } from './calls.js';
-import { panelTabInfo, tabs } from './mirror.js';
+import { panelTabInfo, setPanelsOpen, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
 import { tabHandlers } from './tab-actions.js';
 
@@ -134,7 +134,11 @@ const actions = {
 
 export function attachPanel(port) {
   panels.add(port);
-  port.onDisconnect.addListener(() => panels.delete(port));
+  setPanelsOpen(true);
+  port.onDisconnect.addListener(() => {
+    panels.delete(port);
+    setPanelsOpen(panels.size > 0);
+  });
   port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), panelTabInfo), skills: skillsState(), sessions, grants });
   port.onMessage.addListener(async (message) => {
     const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;

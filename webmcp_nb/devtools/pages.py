@@ -44,6 +44,9 @@ HOLD_CHARS = 1_000_000
 """A frame's size (its tools' characters) up to which new tools wait for their titles before they are shown."""
 QUIET = 0.05
 """Seconds a larger frame must have added no tool before its new tools' titles are read."""
+EMIT_EVERY = 0.01
+"""Seconds between two changes told to the relay while a page keeps changing its tools (a call's result, and a tab
+action's reply, tell it at once what it must show)."""
 SETTLE_WAIT = 2.0
 """Seconds ``settled`` waits for a tab's sessions to answer (a hung page must not hold up a navigation's reply)."""
 TITLES = """(async () => {
@@ -80,6 +83,8 @@ class Target:
     back until then."""
     added: float = 0.0
     """When a tool last joined (the loop's clock)."""
+    flushed: float = float("-inf")
+    """When the relay was last told (the loop's clock)."""
     reading: bool = False
     soon: bool = False
     waiting: list[Callable[[], None]] = field(default_factory=list)
@@ -201,6 +206,8 @@ class Pages:
                 self._sessions.pop(other, None)
             gone = list(target.frames.values())
             self._targets.pop(target.id, None)
+            if target.tab_id is not None and self._tabs.get(target.tab_id) is target:
+                del self._tabs[target.tab_id]  # (its calls go the extension's way until the tab's new target is known)
         else:
             gone = [f for f in target.frames.values() if f.session == session]
         ids: set[str] = set()
@@ -347,9 +354,17 @@ class Pages:
     # ----- telling the relay -----
 
     def _changed(self, target: Target) -> None:
+        """Tell the relay soon: at the end of this turn of the loop, or, while the page keeps changing its tools (a
+        page registering thousands), at most every :data:`EMIT_EVERY` seconds (each change costs the relay and every
+        client a pass over the tab's list)."""
         if not target.soon:
             target.soon = True
-            asyncio.get_running_loop().call_soon(self.flush, target)
+            loop = asyncio.get_running_loop()
+            wait = target.flushed + EMIT_EVERY - loop.time()
+            if wait > 0:
+                loop.call_later(wait, self.flush, target)
+            else:
+                loop.call_soon(self.flush, target)
 
     def flush(self, target: Target) -> None:
         """Tell the relay what changed in the target's tools since it was last told (what waits for titles stays
@@ -357,6 +372,7 @@ class Pages:
         target.soon = False
         if target.tab_id is None:
             return
+        target.flushed = asyncio.get_running_loop().time()
         if target.untitled and not target.reading:
             target.reading = True
             spawn(self._read_titles(target))

@@ -174,15 +174,17 @@ def apply_tool_changes(
     in ``order`` when it is given. Mutates and returns ``tools`` (a new dict when it had to be reordered)."""
     for key in removed:
         tools.pop(key, None)
-    appended = False
+    last = tools[next(reversed(tools))] if tools else None  # what appended tools follow
+    appended: list[T] = []
     for key, tool in upserted:
-        appended = appended or key not in tools
+        if key not in tools:
+            appended.append(tool)
         tools[key] = tool
     if order is not None:
         ordered = {key: tools[key] for key in order if key in tools}
         return ordered | tools if len(ordered) < len(tools) else ordered
-    if appended:
-        groups = [group(tool) for tool in tools.values()]
+    if appended:  # the list was in order before: only the appended tools can break it (a check of those alone)
+        groups = [group(tool) for tool in ([last] if last is not None else []) + appended]
         if any(a > b for a, b in itertools.pairwise(groups)):
             return dict(sorted(tools.items(), key=lambda item: group(item[1])))
     return tools

@@ -269,7 +269,10 @@
     }
     if (syncId !== undefined) queued.push(syncId);
   }
-  for (const backend of backends) backend.onChange(() => (noteChange(), requestReport()));
+  // `lazy`: the worker said nobody needs this frame's tools as they change (the relay lists them through the browser's
+  // DevTools protocol, and no side panel is open): a change is only counted, and reported with the next sync.
+  let lazy = false;
+  for (const backend of backends) backend.onChange(() => (noteChange(), lazy || requestReport()));
   requestReport();
 
   function failure(code, message, data) {
@@ -311,6 +314,10 @@
     else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
     else if (data?.type === 'sync') requestReport(data.syncId);
     else if (data?.type === 'reset') reset = true;
+    else if (data?.type === 'lazy') {
+      if (lazy && data.lazy !== true) requestReport(); // what changed meanwhile
+      lazy = data.lazy === true;
+    }
   }
 
   onPortMessage = (data) => (isArray(data) ? data.forEach(receive) : receive(data));
