@@ -134,6 +134,22 @@ def test_a_launched_server_answers_while_chromium_starts_on_the_url_and_stops_it
     eventually(lambda: not _alive(pid), 30, "the browser to stop")
 
 
+def test_a_client_that_leaves_before_the_browser_is_up_leaves_no_browser(tmp_path: Path) -> None:
+    held = tmp_path / "chromium"  # a browser that never gets past its start
+    held.write_text(HELD_CHROMIUM.format(folder=tmp_path, chromium=find_chromium()))
+    held.chmod(0o700)
+    process = _server("--launch", "--url", "http://127.0.0.1:9/", WEBMCP_NB_CHROMIUM=str(held))
+    assert process.stdin is not None
+    process.stdin.write(_line(_initialize("2025-11-25")))
+    process.stdin.flush()
+    assert _answer(process)["result"]["protocolVersion"] == "2025-11-25"
+    eventually(lambda: (tmp_path / "pid").exists(), 30, "the browser's start")
+    process.stdin.close()
+    assert process.wait(60) == 0
+    pid = int((tmp_path / "pid").read_text())
+    eventually(lambda: not _alive(pid), 30, "the browser to stop")
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -162,6 +162,10 @@ def _early_chromium(args: argparse.Namespace) -> EarlyChromium:
 
 
 def _serve_mcp(args: argparse.Namespace, early: EarlyChromium | None, wire: EarlyWire | None) -> int:
+    if early is not None:
+        from .browser.early import connect_soon
+
+        connect_soon(early, headless=not args.headed, native_webmcp=args.native_webmcp)  # while the SDK imports
     try:
         from .mcp.server import Options, serve
     except ImportError as exc:

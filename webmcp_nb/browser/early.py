@@ -8,6 +8,7 @@ refused). Standard library only, besides :mod:`.chromium`: nothing here may dela
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import secrets
 import socket
@@ -17,9 +18,10 @@ from typing import TYPE_CHECKING
 from .chromium import ChromiumProcess
 
 if TYPE_CHECKING:
+    from .browser import Browser
     from .tab import Tab
 
-__all__ = ["EarlyChromium", "start_early", "settle_start_page"]
+__all__ = ["EarlyChromium", "start_early", "connect_soon", "settle_start_page"]
 
 
 @dataclass
@@ -37,6 +39,8 @@ class EarlyChromium:
     error: Exception | None = None
     """Why Chromium did not start: raised by ``alaunch(early=...)``, so the caller says it where it says any
     failure to launch (the MCP server: on the client's first call)."""
+    connecting: concurrent.futures.Future[Browser] | None = None
+    """Its ``alaunch(early=...)`` on the library's loop, once :func:`connect_soon` started it."""
 
     def close(self) -> None:
         """Stop the browser and free the socket (when no relay took them over)."""
@@ -72,6 +76,24 @@ def start_early(
     except Exception as exc:  # said by the caller at its first use (BrowserNotFoundError, an OSError of Popen)
         early.error = exc
     return early
+
+
+def connect_soon(early: EarlyChromium, *, headless: bool = True, native_webmcp: bool = False) -> None:
+    """Start ``alaunch(early=...)`` on the library's loop (``early.connecting``): the relay takes the extension's
+    connection while this thread goes on importing (the MCP SDK). The argument checker is loaded first, on this
+    thread's time: two threads importing at once can fail on CPython 3.11 (see ``schema.checker_loading``), and
+    nothing else is imported on the loop's side from here to a first call."""
+    from ..core import _loop
+    from .launch import alaunch
+    from .schema import load_checker
+
+    with contextlib.suppress(Exception):  # a load that failed is left for the argument check to raise
+        load_checker().result()
+
+    async def connect() -> Browser:
+        return await alaunch(headless=headless, native_webmcp=native_webmcp, early=early)
+
+    early.connecting = _loop.submit(connect())
 
 
 async def settle_start_page(tab: Tab, url: str) -> Tab:

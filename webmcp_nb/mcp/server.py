@@ -400,6 +400,8 @@ class WebMCPServer:
         if self.options.launch:
             self._say("launching Chromium")
             early, self._early = self._early, None  # alaunch owns it from here (and stops it if it fails)
+            if early is not None and early.connecting is not None:  # connecting since before this was imported
+                return await asyncio.wrap_future(early.connecting)
             headless, native = not self.options.headed, self.options.native_webmcp
             return await alaunch(headless=headless, native_webmcp=native, early=early)
         return await aopen_relay(self.options.port, browser_id=self.options.browser_id)
@@ -476,7 +478,7 @@ class WebMCPServer:
         if self.browser is not None:
             await self.browser.aclose()
         elif self._early is not None:  # stdin closed before the start took it over
-            await asyncio.get_running_loop().run_in_executor(None, self._early.close)
+            await _abandon(self._early)
 
     async def _register(self) -> None:
         assert self.browser is not None
@@ -911,6 +913,15 @@ class WebMCPServer:
         if self.browser is None or not self.browser.connected:
             raise _Failure(self._state())
         return self.browser
+
+
+async def _abandon(early: EarlyChromium) -> None:
+    """Stop the early Chromium (and the relay and browser connecting to it, if they are)."""
+    connecting = early.connecting
+    if connecting is not None and not connecting.cancel():  # (cancelled: alaunch stops what it started)
+        with contextlib.suppress(Exception):
+            await (await asyncio.wrap_future(connecting)).aclose()
+    await asyncio.get_running_loop().run_in_executor(None, early.close)
 
 
 def _worded(exc: BaseException) -> str:
