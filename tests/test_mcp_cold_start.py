@@ -150,6 +150,22 @@ def test_a_client_that_leaves_before_the_browser_is_up_leaves_no_browser(tmp_pat
     eventually(lambda: not _alive(pid), 30, "the browser to stop")
 
 
+def test_chromium_never_starts_on_a_url_the_mcp_url_policy_refuses(tmp_path: Path) -> None:
+    held = tmp_path / "chromium"
+    held.write_text(HELD_CHROMIUM.format(folder=tmp_path, chromium=find_chromium()))
+    held.chmod(0o700)
+    secret = tmp_path / "id_ed25519"
+    secret.write_text("not for pages")
+    process = _server("--launch", "--url", secret.as_uri(), WEBMCP_NB_CHROMIUM=str(held))
+    assert process.stdin is not None
+    try:
+        eventually(lambda: (tmp_path / "args").exists(), 30, "the browser's start")
+        assert (tmp_path / "args").read_text().splitlines()[-1] == "about:blank"  # file: needs --allow-file-urls
+    finally:
+        process.stdin.close()
+        process.wait(60)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
