@@ -96,6 +96,34 @@ def test_the_early_answer_to_initialize_is_the_sdks_and_a_browser_that_cannot_st
     assert early.returncode == 0 and b"early answer" not in stderr, stderr  # the SDK's was the one sent
 
 
+NOISY_IMPORT = """
+import sys
+
+class Noisy:  # says something on stdout when the MCP SDK's types are imported, as a careless module might
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp_types":
+            print("printed while the server imports", flush=True)
+        return None
+
+sys.meta_path.insert(0, Noisy())
+"""
+
+
+def test_what_is_printed_while_the_server_imports_misses_the_wire(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text(NOISY_IMPORT)
+    path = os.pathsep.join([str(tmp_path), server_env()["PYTHONPATH"]])
+    process = _server("--launch", PYTHONPATH=path, WEBMCP_NB_CHROMIUM=NOWHERE)
+    assert process.stdin is not None
+    process.stdin.write(_line(_initialize("2025-11-25")))
+    process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list_tabs", "arguments": {}}}
+    process.stdin.write(_line(call))
+    process.stdin.flush()
+    assert _answer(process)["id"] == 1 and _answer(process)["id"] == 2  # JSON-RPC, and nothing else, on stdout
+    _, stderr = process.communicate(timeout=60)
+    assert b"printed while the server imports" in stderr
+
+
 HELD_CHROMIUM = """#!/bin/sh
 echo $$ > "{folder}/pid"
 printf '%s\\n' "$@" > "{folder}/args"

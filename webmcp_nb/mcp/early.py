@@ -18,6 +18,7 @@ import json
 import os
 import select
 import stat
+import sys
 import threading
 from typing import Any
 
@@ -159,7 +160,10 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def pipes() -> bool:
-    """Whether stdin and stdout are pipes or sockets (else the SDK's own stdio transport serves, untouched)."""
+    """Whether stdin and stdout are pipes or sockets (else the SDK's own stdio transport serves, untouched; and on
+    Windows, where ``select`` takes only sockets)."""
+    if sys.platform == "win32":
+        return False
     try:
         return all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) for m in (os.fstat(0).st_mode, os.fstat(1).st_mode))
     except OSError:
