@@ -441,7 +441,8 @@ class WebMCPServer:
         self._say_state()
 
     async def _first_tab(self, browser: Browser, url: str) -> Tab:
-        """The ``--url``'s tab: the launched browser's first tab sent there, a tab already showing it, or a new one."""
+        """The ``--url``'s tab: the launched browser's first tab sent there (or kept, when the early Chromium started
+        on it), a tab already showing it, or a new one."""
         if self.options.launch and browser.tabs:
             first = browser.tabs[0]
             if self._start_url == url:  # the early Chromium started on it
