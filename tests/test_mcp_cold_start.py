@@ -133,6 +133,7 @@ exec "{chromium}" "$@"
 
 
 @pytest.mark.browser
+@pytest.mark.slow  # the server launches its own Chromium, as a desktop client's would
 def test_a_launched_server_answers_while_chromium_starts_on_the_url_and_stops_it_when_stdin_closes(
     server: Any, tmp_path: Path
 ) -> None:
@@ -203,6 +204,7 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_fastmcps_client_lists_and_calls_page_tools(mode: str, server: Any, tmp_path: Path) -> None:
     url = server.url("flights/?tools=3&writable=1")
