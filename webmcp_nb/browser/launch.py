@@ -12,6 +12,7 @@ from ..link.connection import LocalConnection
 from ..link.relay import Relay
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .chromium import ChromiumProcess
+from .early import EarlyChromium
 from .schema import checker_loading
 
 __all__ = ["alaunch", "launch"]
@@ -31,6 +32,7 @@ async def alaunch(
     user_scripts: bool = True,
     lanes: Literal["loopback", "all", "off"] = "loopback",
     grants: bool = False,
+    early: EarlyChromium | None = None,
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
 
@@ -46,11 +48,15 @@ async def alaunch(
 
     ``grants=True`` holds agents, MCP clients and the side panel's chat in this browser to your per-site grants
     (``wm.grants``), as in your own Chrome; by default a browser the library launched (a fresh profile) is exempt.
+
+    ``early`` is a Chromium :func:`~webmcp_nb.browser.early.start_early` started before (``webmcp-nb mcp
+    --launch``): the relay is served on the socket it dials. Its own options (headless, native WebMCP, lanes, its
+    first tab's page) are those it was started with.
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
-    secret = secrets.token_urlsafe(32)
-    relay = await Relay(secret, enforce_grants=grants).start()
+    secret = early.secret if early is not None else secrets.token_urlsafe(32)
+    relay = await Relay(secret, enforce_grants=grants).start(early.listener if early is not None else None)
     process: ChromiumProcess | None = None
     connection = LocalConnection(relay)
 
@@ -61,16 +67,22 @@ async def alaunch(
 
     async with checker_loading():
         try:
-            process = ChromiumProcess(
-                f"ws://127.0.0.1:{relay.port}/browser",
-                secret=secret,
-                headless=headless,
-                native_webmcp=native_webmcp,
-                executable=executable,
-                args=args,
-                user_scripts=user_scripts,
-                lanes=lanes,
-            )
+            if early is not None:
+                if early.error is not None:
+                    raise early.error
+                process = early.process
+            else:
+                process = ChromiumProcess(
+                    f"ws://127.0.0.1:{relay.port}/browser",
+                    secret=secret,
+                    headless=headless,
+                    native_webmcp=native_webmcp,
+                    executable=executable,
+                    args=args,
+                    user_scripts=user_scripts,
+                    lanes=lanes,
+                )
+            assert process is not None
             browser = Browser(
                 connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
             )
