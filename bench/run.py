@@ -1,5 +1,7 @@
 """Runs the benchmark: ``python bench/run.py [--quick] [--json PATH] [--iterations N]``, or the MCP benchmark with
-``--mcp`` first (``python bench/run.py --mcp [--quick] [--runs N] ...``); see bench/README.md."""
+``--mcp`` first (``python bench/run.py --mcp [--quick] [--runs N] ...``), the MCP servers' cold starts with
+``--mcp-cold`` (``[--rounds N]``), or a bare SDK server's cost per call on each stdio transport with
+``--mcp-transport`` (``[--calls N] [--blocks N]``); see bench/README.md."""
 
 import sys
 from pathlib import Path
@@ -14,6 +16,14 @@ def _main() -> int:
         from bench.mcp import main
 
         return main(sys.argv[2:])
+    if sys.argv[1:2] == ["--mcp-cold"]:
+        from bench.cold_start import main as cold
+
+        return cold(sys.argv[2:])
+    if sys.argv[1:2] == ["--mcp-transport"]:
+        from bench.transport import main as transport
+
+        return transport(sys.argv[2:])
     from bench.harness import main as harness
 
     return harness()

@@ -174,3 +174,36 @@ def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
     for heading in ("Page-tool calls", "The page's tools as the client sees them", "Targets"):
         assert heading in table
     assert all(peer.label in table for peer in bench_mcp.PEERS)
+
+
+@pytest.mark.timeout(300)
+def test_the_cold_start_bench_times_every_server_to_its_handshake_and_first_page_tool_result(tmp_path, capsys):
+    from bench import cold_start
+
+    out = tmp_path / "cold.json"
+    assert cold_start.main(["--rounds", "1", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    assert not r["notes"] and len(r["load_average"]) == 1  # npm ci installs the peers (package.json pins them)
+    for server in cold_start.SERVERS:
+        entry = r["results"][server.key]
+        for key in ("initialize_s", "first_result_s"):
+            assert len(entry[key]["samples"]) == 1 and positive(entry[key]["median"]), (server.key, key)
+        assert entry["initialize_s"]["median"] <= entry["first_result_s"]["median"], server.key
+    assert positive(r["results"]["ratio_vs_faster_peer"])
+    table = capsys.readouterr().out
+    assert all(server.label in table for server in cold_start.SERVERS)
+
+
+def test_the_transport_bench_measures_a_bare_sdk_server_on_each_stdio_transport(tmp_path, capsys):
+    from bench import transport
+
+    out = tmp_path / "transport.json"
+    assert transport.main(["--calls", "100", "--blocks", "2", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())
+    for key in transport.TRANSPORTS:
+        entry = r["results"][key]
+        assert entry["n"] == 100 and positive(entry["p50_ms"]) and positive(entry["p95_ms"]), key
+        assert entry["cpu_ms_per_call"] >= 0, key  # (clock ticks: a short run may see none)
+    assert positive(r["results"]["ratio_p50"])
+    table = capsys.readouterr().out
+    assert all(label in table for label in transport.TRANSPORTS.values())

@@ -152,6 +152,38 @@ def test_dom_skill_fills_and_submits_a_form_and_reads_the_result(open_tab, skill
     assert "Welcome Ada Lovelace <ada@example.org> on the pro plan" in tab.call("readPage").value["text"]
 
 
+def test_dom_skill_submits_only_through_submit_form_which_presses_enter_in_a_field_in_no_form(open_tab, skills_cleanup):
+    tab = open_tab("t/signup.html")
+    tab.inject(wm.Skill.builtin("dom"))
+    assert (tab.tools["fill"].risk, tab.tools["submitForm"].risk) == ("medium", "high")
+    tab.call("fill", target={"label": "Full name"}, value="Ada Lovelace")
+    tab.call("fill", target={"label": "Email address"}, value="ada@example.org")
+    tab.call("check", target={"label": "I accept the terms"})
+    # fill takes no submit: the schema check refuses it before the page sees the call (nothing filled, nothing sent)
+    with pytest.raises(wm.InvalidArgumentsError, match="submit"):
+        tab.call("fill", target={"label": "Full name"}, value="Grace Hopper", submit=True)
+    page = tab.call("readPage").value
+    assert page["forms"][0]["fields"][0]["value"] == "Ada Lovelace" and "Welcome" not in page["text"]
+
+    # submitForm on a field of a form submits that form
+    sent = tab.call("submitForm", target={"label": "Full name"}).value
+    assert sent["submitted"] is True and "pressedEnter" not in sent
+    assert "Welcome Ada Lovelace <ada@example.org> on the free plan" in sent["messages"]
+
+    # on a field in no form (a search box the page's script runs) it presses Enter there, as fill's submit did
+    filled = tab.call("fill", target={"label": "Find a topic"}, value="tides").value
+    assert "pressedEnter" not in filled and "Topics about" not in tab.call("readPage").value["text"]
+    searched = tab.call("submitForm", target={"label": "Find a topic"}).value
+    assert searched["pressedEnter"]["ref"] == filled["filled"]["ref"] and "submitted" not in searched
+    assert searched["messages"][-1] == "Topics about tides"
+
+    # anything else in no form is not something to submit: the error says what to do instead
+    with pytest.raises(wm.ToolError) as info:
+        tab.call("submitForm", target={"role": "heading", "text": "Sign up for the newsletter"})
+    assert info.value.reason == "TARGET_NOT_FOUND" and "not in a <form>" in str(info.value)
+    assert "fill" not in str(info.value)  # it no longer points at fill's submit
+
+
 def test_a_skill_injected_by_hand_follows_its_tab(open_tab, server, skills_cleanup):
     tab = open_tab("t/signup.html")
     tab.inject(wm.Skill.builtin("dom"))

@@ -6,8 +6,8 @@ benchmark is not part of the package: ``python bench/run.py`` in a checkout."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import gc
 import logging
 import math
 import os
@@ -15,11 +15,15 @@ import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ._version import __version__
 from .link.home import UnsafeHomeError, home, read_secret, relay_port, write_private
+
+if TYPE_CHECKING:
+    from .browser.early import EarlyChromium
+    from .mcp.early import EarlyWire
 
 __all__ = ["main", "parser"]
 
@@ -58,6 +62,8 @@ def _running_relay(port: int) -> int | None:
 
 
 def _relay(args: argparse.Namespace) -> int:
+    import asyncio
+
     from .link.listeners import describe_holder
     from .link.relay import Relay
 
@@ -122,6 +128,47 @@ def _mcp(args: argparse.Namespace) -> int:
     if (mixed := _mixed_modes(args)) is not None:
         print(f"webmcp-nb mcp: {mixed}", file=sys.stderr)
         return 2
+    gc.disable()  # the start makes its objects by importing, none of them garbage: ~10 % of it was collections
+    wire = _early_wire()  # first the wire, answering the client's initialize while the rest is imported
+    early = _early_chromium(args) if args.launch else None  # then the browser, starting meanwhile
+    try:
+        return _serve_mcp(args, early, wire)
+    finally:
+        gc.enable()
+        if early is not None:
+            early.close()  # (a no-op when the server took it over and closed it)
+        if wire is not None:
+            wire.restore()  # (likewise)
+
+
+def _early_wire() -> EarlyWire | None:
+    """The stdio wire, taken before the MCP SDK is imported (when it is installed, and stdio is a pipe)."""
+    import importlib.util
+
+    from .mcp.early import EarlyWire, pipes
+
+    return EarlyWire() if pipes() and importlib.util.find_spec("mcp") is not None else None
+
+
+def _early_chromium(args: argparse.Namespace) -> EarlyChromium:
+    """``--launch``: the Chromium started before the MCP SDK and the server are imported, on ``--url`` (when an
+    MCP client may open it; else on about:blank, and the server says why it did not load it)."""
+    from .browser.early import start_early
+    from .core.errors import PermissionDeniedError
+    from .mcp.urls import check_url
+
+    url = None
+    if args.url:
+        with contextlib.suppress(PermissionDeniedError):
+            url = check_url(args.url, allow_file_urls=args.allow_file_urls)
+    return start_early(url, headless=not args.headed, native_webmcp=args.native_webmcp)
+
+
+def _serve_mcp(args: argparse.Namespace, early: EarlyChromium | None, wire: EarlyWire | None) -> int:
+    if early is not None:
+        from .browser.early import connect_soon
+
+        connect_soon(early, headless=not args.headed, native_webmcp=args.native_webmcp)  # while the SDK imports
     try:
         from .mcp.server import Options, serve
     except ImportError as exc:
@@ -147,7 +194,9 @@ def _mcp(args: argparse.Namespace) -> int:
         ask_timeout=args.ask_timeout,
         overrides=overrides,
     )
-    return serve(options)
+    gc.freeze()  # what the imports made is kept for good: later collections need not look at it
+    gc.enable()
+    return serve(options, early=early, wire=wire)
 
 
 def _mcp_words(args: argparse.Namespace) -> list[str]:
@@ -317,6 +366,8 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _browsers(args: argparse.Namespace) -> int:
+    import asyncio
+
     from .core.display import visible
     from .core.errors import NotConnectedError
     from .own_chrome.connect import BrowserSummary, relay_status

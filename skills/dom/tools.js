@@ -464,43 +464,8 @@ const FORMAT_HINTS = {
 
 // A text or label target often lands on the <label> around a field: act on its field.
 const fieldOf = (el) => (el instanceof HTMLLabelElement && el.control ? el.control : el);
-
-function formOf(el) {
-  const form = el instanceof HTMLFormElement ? el : (el.form ?? el.closest('form'));
-  if (!form) {
-    throw toolError('TARGET_NOT_FOUND', `${shortName(el)} is not in a <form>. Click the page's own submit or search `
-      + 'button instead (findElements with role "button"), or fill with submit: true to press Enter in the field.');
-  }
-  return form;
-}
-
-// requestSubmit (validation and the page's submit handlers run as for a user), then report what happened.
-async function submit(form, submitter, signal) {
-  if (!form.noValidate && !submitter?.formNoValidate && !form.checkValidity()) {
-    const problems = [...form.elements].filter((f) => f.willValidate && !f.checkValidity())
-      .map((f) => `${labelsOf(f)[0] ?? f.name ?? f.localName} (ref ${refFor(f)}): ${f.validationMessage}`);
-    throw toolError('INVALID_INPUT', `The form was not submitted; the page's validation refused: ${problems.join('; ')}. `
-      + 'Fill or fix those fields, then submit again.');
-  }
-  const navigation = watchNavigation();
-  try {
-    form.requestSubmit(submitter);
-    await navigation.wait(SUBMIT_SETTLE_MS, signal);
-    const state = pageState(navigation);
-    if (!state.navigating) state.note = 'The page handled the submit without loading a new document; read the result with readPage or waitFor.';
-    return { submitted: true, ...state };
-  } finally {
-    navigation.stop();
-  }
-}
-
-// Enter in a field: the key events scripts listen for. (Synthetic keys never trigger the browser's own
-// implicit submission, which is why fields in a <form> are submitted with requestSubmit instead.)
-function pressEnter(el) {
-  for (const type of ['keydown', 'keypress', 'keyup']) {
-    el.dispatchEvent(new KeyboardEvent(type, { key: 'Enter', code: 'Enter', keyCode: 13, which: 13, bubbles: true, cancelable: true, composed: true }));
-  }
-}
+// What holds a value a user sets (not a button).
+const isField = (el) => el.matches('select, textarea, input:not([type=hidden], [type=submit], [type=button], [type=reset], [type=image])');
 
 function chooseOptions(select, wanted) {
   const options = [...select.options];
@@ -565,8 +530,6 @@ function fieldInfo(el) {
   }
   return info;
 }
-
-const isField = (el) => el.matches('select, textarea, input:not([type=hidden], [type=submit], [type=button], [type=reset], [type=image])');
 
 defineTool({
   name: 'readPage',
@@ -680,20 +643,19 @@ defineTool({
   name: 'fill',
   title: 'Fill a field',
   description: 'Replace the value of a text field, textarea or contenteditable (a select element gets the matching option), '
-    + 'firing input and change events like typing would. submit: true then submits its form (or presses Enter '
-    + 'when it has none). Use check for checkboxes and radios. Dates are YYYY-MM-DD, times HH:MM.',
+    + 'firing input and change events like typing would. It never submits: to send the form (or run a search box), '
+    + 'call submitForm with the same target next. Use check for checkboxes and radios. Dates are YYYY-MM-DD, times HH:MM.',
   inputSchema: {
     type: 'object',
     properties: {
       target: TARGET_SCHEMA,
       value: { type: ['string', 'number'], description: 'The new value (replaces what is there).' },
-      submit: { type: 'boolean', default: false, description: 'Submit the form afterwards.' },
     },
     required: ['target', 'value'],
     additionalProperties: false,
   },
   annotations: { readOnlyHint: false },
-}, async ({ target, value, submit: andSubmit = false }, { signal }) => {
+}, async ({ target, value }) => {
   const { el: found, matches } = resolveTarget(target);
   const el = fieldOf(found);
   assertInteractable(el);
@@ -729,20 +691,6 @@ defineTool({
       + 'Target the <input>/<textarea> itself, e.g. findElements with role "textbox".');
   }
   result.matches = matches;
-  if (andSubmit) {
-    if (el.form ?? el.closest('form')) Object.assign(result, await submit(formOf(el), undefined, signal));
-    else {
-      const navigation = watchNavigation();
-      try {
-        pressEnter(el);
-        result.pressedEnter = true;
-        await navigation.wait(SUBMIT_SETTLE_MS, signal);
-        Object.assign(result, pageState(navigation));
-      } finally {
-        navigation.stop();
-      }
-    }
-  }
   return result;
 });
 
@@ -1059,19 +1007,69 @@ defineTool({
 });
 
 // @webmcp-nb fragment submitForm
+// requestSubmit (validation and the page's submit handlers run as for a user), then report what happened.
+async function submit(form, submitter, signal) {
+  if (!form.noValidate && !submitter?.formNoValidate && !form.checkValidity()) {
+    const problems = [...form.elements].filter((f) => f.willValidate && !f.checkValidity())
+      .map((f) => `${labelsOf(f)[0] ?? f.name ?? f.localName} (ref ${refFor(f)}): ${f.validationMessage}`);
+    throw toolError('INVALID_INPUT', `The form was not submitted; the page's validation refused: ${problems.join('; ')}. `
+      + 'Fill or fix those fields, then submit again.');
+  }
+  const navigation = watchNavigation();
+  try {
+    form.requestSubmit(submitter);
+    await navigation.wait(SUBMIT_SETTLE_MS, signal);
+    const state = pageState(navigation);
+    if (!state.navigating) state.note = 'The page handled the submit without loading a new document; read the result with readPage or waitFor.';
+    return { submitted: true, ...state };
+  } finally {
+    navigation.stop();
+  }
+}
+
+// Enter in a field: the key events scripts listen for. (Synthetic keys never trigger the browser's own
+// implicit submission, which is why fields in a <form> are submitted with requestSubmit instead.)
+function pressEnter(el) {
+  for (const type of ['keydown', 'keypress', 'keyup']) {
+    el.dispatchEvent(new KeyboardEvent(type, { key: 'Enter', code: 'Enter', keyCode: 13, which: 13, bubbles: true, cancelable: true, composed: true }));
+  }
+}
+
+// A field in no form (a search box the page's script runs) is submitted as a user would: Enter in it.
+async function pressEnterIn(el, signal) {
+  if (!isField(el) && !el.isContentEditable) {
+    throw toolError('TARGET_NOT_FOUND', `${shortName(el)} is not in a <form>, nor a field to press Enter in. Click the `
+      + 'page\'s own submit or search button instead (findElements with role "button").');
+  }
+  assertInteractable(el);
+  const navigation = watchNavigation();
+  try {
+    el.focus();
+    pressEnter(el);
+    await navigation.wait(SUBMIT_SETTLE_MS, signal);
+    const state = pageState(navigation);
+    if (!state.navigating) state.note = 'Enter was pressed in the field (it is in no form); read the result with readPage or waitFor.';
+    return { pressedEnter: describe(el), ...state };
+  } finally {
+    navigation.stop();
+  }
+}
+
 defineTool({
   name: 'submitForm',
   title: 'Submit a form',
-  description: 'Submit a form as its submit button would (the page\'s validation and submit handlers run). target: '
-    + 'the form, any field in it, or the submit button to use. Returns navigating: URL when a new page loads, else '
-    + 'the URL, title and any alert/status messages after a short wait. Fails with INVALID_INPUT listing the fields '
+  description: 'Submit a form as its submit button would (the page\'s validation and submit handlers run). fill, '
+    + 'select and check never submit: call this after them. target: the form, a field in it, or the submit button to '
+    + 'use; a field in no form (a search box run by script) gets Enter pressed in it. Returns navigating: URL when a '
+    + 'new page loads, else the URL, title and any alert/status messages. Fails with INVALID_INPUT listing the fields '
     + 'the page\'s validation refused.',
   inputSchema: { type: 'object', properties: { target: TARGET_SCHEMA }, required: ['target'], additionalProperties: false },
   annotations: { readOnlyHint: false },
-  risk: 'high', // a submitted form may send, pay or publish: agents always ask first
+  risk: 'high', // a submitted form (or Enter in a search box) may send, pay or publish: agents always ask first
 }, async ({ target }, { signal }) => {
-  const { el } = resolveTarget(target);
-  const form = formOf(el);
+  const el = fieldOf(resolveTarget(target).el);
+  const form = el instanceof HTMLFormElement ? el : (el.form ?? el.closest('form'));
+  if (!form) return pressEnterIn(el, signal);
   const submitter = el.matches('button[type=submit], button:not([type]), input[type=submit], input[type=image]') && el.form === form ? el : undefined;
   if (submitter) assertInteractable(submitter);
   return { form: { ref: refFor(form), id: form.id || undefined, action: form.action }, ...(await submit(form, submitter, signal)) };

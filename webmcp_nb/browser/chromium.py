@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import BrowserNotFoundError, ConfigurationError
-from ..link.protocol import EXTENSION_ID
+from ..link.identity import EXTENSION_ID
 
 __all__ = ["extension_path", "find_chromium", "ChromiumProcess", "ProcessExit", "BASE_FLAGS"]
 

@@ -13,6 +13,7 @@ from ..link.connection import LocalConnection
 from ..link.relay import Relay
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
 from .chromium import ChromiumProcess
+from .early import EarlyChromium
 from .schema import checker_loading
 
 __all__ = ["alaunch", "launch"]
@@ -33,6 +34,7 @@ async def alaunch(
     lanes: Literal["loopback", "all", "off"] = "loopback",
     grants: bool = False,
     devtools: bool = True,
+    early: EarlyChromium | None = None,
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
 
@@ -54,11 +56,15 @@ async def alaunch(
     the extension still serves skills, the side panels and everything else. ``devtools=False`` takes the
     extension's way for them too, as in your own Chrome (the same tools, results and errors; for testing that
     way).
+
+    ``early`` is a Chromium :func:`~webmcp_nb.browser.early.start_early` started before (``webmcp-nb mcp
+    --launch``): the relay is served on the socket it dials. Its own options (headless, native WebMCP and its
+    DevTools pipe, lanes, its first tab's page) are those it was started with.
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
-    secret = secrets.token_urlsafe(32)
-    relay = await Relay(secret, enforce_grants=grants).start()
+    secret = early.secret if early is not None else secrets.token_urlsafe(32)
+    relay = await Relay(secret, enforce_grants=grants).start(early.listener if early is not None else None)
     process: ChromiumProcess | None = None
     pipe: DevTools | None = None
     connection = LocalConnection(relay)
@@ -72,17 +78,23 @@ async def alaunch(
 
     async with checker_loading():
         try:
-            process = ChromiumProcess(
-                f"ws://127.0.0.1:{relay.port}/browser",
-                secret=secret,
-                headless=headless,
-                native_webmcp=native_webmcp,
-                executable=executable,
-                args=args,
-                user_scripts=user_scripts,
-                lanes=lanes,
-                devtools=native_webmcp and devtools,
-            )
+            if early is not None:
+                if early.error is not None:
+                    raise early.error
+                process = early.process
+            else:
+                process = ChromiumProcess(
+                    f"ws://127.0.0.1:{relay.port}/browser",
+                    secret=secret,
+                    headless=headless,
+                    native_webmcp=native_webmcp,
+                    executable=executable,
+                    args=args,
+                    user_scripts=user_scripts,
+                    lanes=lanes,
+                    devtools=native_webmcp and devtools,
+                )
+            assert process is not None
             if process.devtools is not None:
                 (reads, writes), process.devtools = process.devtools, None  # the pipe's now
                 pipe = DevTools(reads, writes, relay.devtools_changed)

@@ -9,12 +9,13 @@ import concurrent.futures
 import contextlib
 import difflib
 import importlib
+import importlib.util
 import inspect
 import json
 import keyword
 import sys
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from functools import lru_cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
@@ -194,9 +195,9 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
 
 
 def load_checker() -> concurrent.futures.Future[ModuleType]:
-    """Import ``jsonschema`` in a thread, once (again only if that failed). It takes about a second (its optional
-    format checkers build grammars at import), so it loads beside a browser's start rather than with the library or
-    on the loop."""
+    """Import ``jsonschema`` in a thread, once (again only if that failed): a tenth of a second or two with its IRI
+    checker deferred (:func:`_iri_syntax_deferred`), so it loads beside a browser's start rather than with the
+    library or on the loop."""
     global _loading
     with _loading_lock:
         if _loading is None or (_loading.done() and _loading.exception() is not None):
@@ -220,13 +221,21 @@ async def checker_loading() -> AsyncIterator[None]:
 
 
 def _jsonschema() -> ModuleType:
-    """``jsonschema``, imported again when CPython 3.11's AST construction, which is not thread-safe
+    """``jsonschema``; imported with its IRI checker deferred (:func:`_iri_syntax_deferred`)."""
+    if "jsonschema" in sys.modules:  # imported (or being imported by another thread, which import_module waits for)
+        return _imported("jsonschema")
+    with _iri_syntax_deferred():
+        return _imported("jsonschema")
+
+
+def _imported(module: str) -> ModuleType:
+    """``module``, imported again when CPython 3.11's AST construction, which is not thread-safe
     (python/cpython#106905), failed it: lark builds a format checker's grammar with ``ast.literal_eval``, and
     another thread parsing at that moment (formatting a traceback, say) makes it raise ``SystemError``."""
     attempts = _IMPORT_ATTEMPTS
     while True:
         try:
-            return importlib.import_module("jsonschema")
+            return importlib.import_module(module)
         except SystemError as error:
             # (a copy: other threads may be importing as it is read)
             orphans = [name for name in list(sys.modules) if name.partition(".")[0] not in sys.modules]
@@ -235,6 +244,29 @@ def _jsonschema() -> ModuleType:
             attempts -= 1
             if not attempts or "recursion depth mismatch" not in str(error):
                 raise
+
+
+@contextlib.contextmanager
+def _iri_syntax_deferred() -> Iterator[None]:
+    """While ``jsonschema`` is imported, ``rfc3987_syntax`` (its optional checker of the ``iri`` and
+    ``iri-reference`` formats, when installed) stands in as the one function it takes, which imports the real
+    module the first time a schema uses those formats: that import builds an IRI grammar, most of ``jsonschema``'s
+    import time (~1 s of ~1.1 s), which every first call waited for. Other importers get the real module."""
+    if "rfc3987_syntax" in sys.modules or importlib.util.find_spec("rfc3987_syntax") is None:
+        yield
+        return
+
+    def is_valid_syntax(rule: str, value: str) -> bool:
+        return bool(_imported("rfc3987_syntax").is_valid_syntax(rule, value))
+
+    stand_in = ModuleType("rfc3987_syntax")
+    stand_in.is_valid_syntax = is_valid_syntax  # type: ignore[attr-defined]
+    sys.modules["rfc3987_syntax"] = stand_in
+    try:
+        yield
+    finally:
+        if sys.modules.get("rfc3987_syntax") is stand_in:
+            del sys.modules["rfc3987_syntax"]
 
 
 @lru_cache(maxsize=512)

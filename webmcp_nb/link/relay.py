@@ -21,6 +21,7 @@ import itertools
 import json
 import logging
 import os
+import socket
 import time
 import uuid
 from collections import Counter
@@ -444,11 +445,14 @@ class Relay:
 
     # ----- lifecycle -----
 
-    async def start(self) -> Relay:
+    async def start(self, sock: socket.socket | None = None) -> Relay:
+        """Listen on ``host``:``port``, or on ``sock``, a socket bound and listening already (a browser started
+        before the relay was told to dial it: :mod:`webmcp_nb.browser.early`)."""
         self._server = await serve(
             self._handle,
-            self.host,
-            self.port,
+            None if sock else self.host,
+            None if sock else self.port,
+            sock=sock,
             process_request=self._admit,
             select_subprotocol=_select_subprotocol,
             max_size=PRE_AUTH_MAX_BYTES,
