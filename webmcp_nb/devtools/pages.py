@@ -103,7 +103,11 @@ class Target:
     @property
     def holding(self) -> bool:
         """Whether some of its tools are held back until their titles are read."""
-        return any(held for names in self.untitled.values() for _, held in names.values())
+        return any(self._holds(fid, names) for fid, names in self.untitled.items())
+
+    def _holds(self, fid: str, names: dict[str, tuple[int, bool]]) -> bool:
+        frame = self.frames.get(fid)
+        return frame is not None and frame.chars <= HOLD_CHARS and any(held for _, held in names.values())
 
     @property
     def shown(self) -> bool:
@@ -111,8 +115,10 @@ class Target:
         return not self.dirty and not self.holding
 
     def held(self, frame: Frame, name: str) -> bool:
+        """Whether ``name`` waits for its title: a tool new to a frame that is still small (one that grew past
+        :data:`HOLD_CHARS` meanwhile, a page registering thousands, shows what it held at once)."""
         entry = self.untitled.get(frame.id, {}).get(name)
-        return entry is not None and entry[1]
+        return entry is not None and entry[1] and frame.chars <= HOLD_CHARS
 
 
 class Pages:
@@ -472,7 +478,7 @@ class Pages:
                 (frame.untitled.discard if title else frame.untitled.add)(name)
             if not title or tool is None:
                 continue
-            if entry[1]:  # held back: not shown yet
+            if entry[1] and (frame.number, name) not in target.emitted:  # held back: not shown yet
                 tool["title"] = title
             else:
                 frame.tools[name] = {**tool, "title": title}
