@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.demo.run import DEMO_SCRIPT, DEMO_SEARCH, DEMO_TASK
@@ -430,6 +431,35 @@ def test_a_crafted_session_sets_no_policy_of_the_replays(polyfill_browser, serve
         assert called(report) == ["readNote"] and report.denied == ["sendPayment", "publishNote"]
     finally:
         tab.close()
+
+
+def test_a_replay_asks_before_a_tool_whose_risk_it_cannot_see(polyfill_browser, server, tmp_path):
+    """A crafted session calls a high-risk tool the tab does not list (past the mirror's bounds; a page that
+    registers a tool late is the same): the replay weighed it as medium risk and its call by name reached the page
+    unasked. A tool whose risk the replay cannot see asks as a high-risk one does; nobody answers, so it is denied
+    and the page never sees the call."""
+    url = server.url("t/oversized.html?risky")
+    directory = tmp_path / "crafted"
+    directory.mkdir()
+    events = [
+        ("tool.called", {"tool": "big_02999", "arguments": {}, "origin": "notebook"}),
+        ("tool.returned", {"tool": "big_02999", "text": "2999"}),
+    ]
+    lines = [json.dumps({"format": "webmcp-nb-session", "version": 1, "id": "crafted", "created": 0})]
+    for seq, (kind, data) in enumerate(events, start=1):
+        lines.append(json.dumps({"seq": seq, "ts": 0, "kind": kind, "tab_id": 1, "url": url, "data": data}))
+    (directory / "session.jsonl").write_text("\n".join(lines) + "\n")
+    tab = polyfill_browser.open(url)
+    try:
+        with pytest.warns(wm.ToolsOmittedWarning):
+            eventually(lambda: tab.tools.omitted, 30, "the mirror to leave tools out")
+            assert "big_02999" not in tab.tools
+            report = wm.replay_calls(wm.Session.load(directory), tab, progress=False)
+    finally:
+        tab.close()
+    assert report.denied == ["big_02999"], str(report)
+    assert [e.data["risk"] for e in report.session.events if e.kind == "confirmation.requested"] == ["high"]
+    assert not [e for e in report.session.events if e.kind == "tool.called"]  # the page never saw the call
 
 
 def test_a_replays_own_session_reloads_with_its_divergences(polyfill_browser, server, tmp_path):
