@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from ports import free_port
+from session_files import write_session
 
 from webmcp_nb import __version__
 from webmcp_nb.browser.chromium import extension_path
@@ -111,21 +112,11 @@ def test_replay_with_allow_high_risk_runs_a_high_risk_call(server, tmp_path: Pat
     """`webmcp-nb replay --allow-high-risk` said it lets the replay run high-risk tools, but its default --confirm
     high asked about them, nobody answers in a shell, and sendPayment was denied (exit 1). It runs now; with a
     --confirm that asks about high risk, the two options contradict each other and it says so."""
-    import json
-
-    url = server.url("t/risk.html")
-    folder = tmp_path / "paid"
-    folder.mkdir()
-    events = [
+    paid = [
         ("tool.called", {"tool": "sendPayment", "arguments": {"amount": 5}, "origin": "notebook"}),
         ("tool.returned", {"tool": "sendPayment", "text": '{"sent": 5}'}),
     ]
-    lines = [json.dumps({"format": "webmcp-nb-session", "version": 1, "id": "paid", "created": 0})]
-    lines += [
-        json.dumps({"seq": seq, "ts": 0, "kind": kind, "tab_id": 1, "url": url, "data": data})
-        for seq, (kind, data) in enumerate(events, start=1)
-    ]
-    (folder / "session.jsonl").write_text("\n".join(lines) + "\n")
+    folder = write_session(tmp_path / "paid", server.url("t/risk.html"), paid, name="paid")
 
     denied = _cli("replay", str(folder))
     assert denied.returncode == 1 and "not run: sendPayment" in denied.stdout, denied.stdout + denied.stderr

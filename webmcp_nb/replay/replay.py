@@ -21,7 +21,6 @@ agent's turns run again before the turn they set up, under the same policy.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import fnmatch
 import inspect
@@ -32,6 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..browser.tab import tool_now
 from ..core._loop import blocking, on_loop
 from ..core.agent_rules import CONFIRM, needs_confirmation, resolve_policy
 from ..core.display import clip, escape, json_or_text, table, visible
@@ -42,7 +42,6 @@ from ..recording.session import Session
 if TYPE_CHECKING:
     from ..agent.agent import ConfirmationRequest, Confirmer, ConfirmPolicy
     from ..browser.tab import Tab
-    from ..browser.tools import Tool
     from ..mcp.client import MCPServer, RecordedMCPServer
 
 __all__ = [
@@ -354,7 +353,7 @@ async def _call_again(
                 checker.check(step.tool, step.arguments, json_or_text(done.text), None)
                 return
         else:
-            tool = await _listed(tab, step.tool)
+            tool = await tool_now(tab, step.tool)
             if tool is None and not tab.tools.omitted:
                 checker.check(step.tool, step.arguments, None, ErrorCode.TOOL_NOT_FOUND.value)
                 return
@@ -365,16 +364,6 @@ async def _call_again(
         checker.check(step.tool, step.arguments, None, ErrorCode.CONFIRMATION_DENIED.value)
     except WebMCPError as exc:
         checker.check(step.tool, step.arguments, None, exc.code.value)
-
-
-async def _listed(tab: Tab, name: str) -> Tool | None:
-    """The page tool ``name`` as the tab lists it, asking the page for its tools once if it does not (yet)."""
-    found = tab.tools.get(name)
-    if found is None:
-        with contextlib.suppress(WebMCPError):
-            await tab.arefresh_tools()
-        found = tab.tools.get(name)
-    return found
 
 
 @on_loop
