@@ -33,6 +33,8 @@
     'display:inline-block;filter:blur(20px)': 'Pacific/Gambier',
     'color:#fff;background-image:linear-gradient(#fff,#fff)': 'Pacific/Honolulu', // a gradient of its own colour
     'color:oklch(0.9755 0.0025 247.9)': 'Pacific/Kanton', // the bubble's colour, written in another syntax
+    'display:block;height:3px;overflow:auto': 'Pacific/Norfolk', // a scrolling box too low to show a line
+    'display:inline-block;height:7px;overflow:hidden;vertical-align:top': 'Pacific/Pitcairn', // a sliver of a line
   };
   // Ways that need more than a style: text slotted into a shadow tree that hides it, SVG text filled with the
   // bubble's colour.

@@ -2,20 +2,20 @@
 // an element as the user sees it. The chat page owns its DOM and can write into the assistant's reply text the
 // user never sees — no size, no font, drawn too small or squeezed flat, no colour or the background's (a gradient's
 // too), display:none, visibility:hidden, opacity 0, blended or masked away, blurred, off its box or off the page,
-// clipped away — and that text must never be read as a tool call. So this reads what innerText reads (rendered
-// text, with its line breaks), and leaves out each text node that is not drawn where the user can see it: its
-// element and every ancestor in the tree as it is drawn (a shadow tree's slot included) are checked, colours are
-// compared as the browser paints them, and the text's own boxes must be big enough to read and overlap the reply's
-// box, the page and every box that clips them. What it cannot see: another box drawn over the text, the page's
-// fonts' glyphs, a pseudo-element's own style (`::first-line`, `::highlight()`): the user's answer in a panel, not
-// this filter, is what lets a call run.
+// clipped away or to a sliver — and that text must never be read as a tool call. So this reads what innerText
+// reads (rendered text, with its line breaks), and leaves out each text node that is not drawn where the user can
+// see it: its element and every ancestor in the tree as it is drawn (a shadow tree's slot included) are checked,
+// colours are compared as the browser paints them, and the text's own boxes must be big enough to read and show
+// half a line at least inside the reply's box, the page and every box that clips them. What it cannot see:
+// another box drawn over the text, the page's fonts' glyphs, a pseudo-element's own style (`::first-line`,
+// `::highlight()`): the user's answer in a panel, not this filter, is what lets a call run.
 (() => {
   'use strict';
-  const MIN_FONT_PX = 4; // the height of a line of text, as drawn (after transforms and zoom), under which it is unreadable
+  const MIN_FONT_PX = 4; // a line of text drawn lower than this (after transforms and zoom) cannot be read
   const MIN_ADVANCE_PX = 1; // the width each character gets, as drawn, under which the text is squeezed flat
   const MIN_OPACITY = 0.05;
   const MIN_CONTRAST = 24; // the sum of the RGB differences under which text is drawn in its background's colour
-  const MIN_BOX_PX = 2; // a scrolling box smaller than this shows nothing
+  const MIN_BOX_PX = 16; // a scrolling box narrower or lower than a line of text shows no line whole: it clips
   const MAX_BLUR_PX = 1.5; // a `filter: blur()` wider than this leaves no letter readable
   const COLOUR = /(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^()]*\)/g; // a colour in a computed gradient
 
@@ -44,6 +44,12 @@
     right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom),
   });
   const area = (box) => box.right - box.left >= 1 && box.bottom - box.top >= 1;
+  // Whether enough of a line of text is inside a region to be read: half its height, and a character's width (all
+  // of it, when it is narrower), not a sliver a clipping box leaves.
+  function readable(line, region) {
+    const seen = overlap(line, region);
+    return seen.bottom - seen.top >= line.height / 2 && seen.right - seen.left >= Math.min(line.width, MIN_FONT_PX);
+  }
 
   // How much of an element's content its filter lets be seen: its `opacity()` functions, and nothing once it is
   // blurred past reading.
@@ -84,7 +90,7 @@
     }
 
     // The region where an element's content can be seen: the page, the reply's box and every box between that
-    // clips what overflows it (a scrolling box too, when it is too small to show anything).
+    // clips what overflows it (a scrolling box too, when it is too small to show a line whole).
     const regions = new Map();
     function region(element) {
       if (!element || element === root) return overlap(page, rootBox);
@@ -133,7 +139,7 @@
       const width = boxes.reduce((sum, box) => sum + box.width, 0);
       if (!boxes.some((box) => box.height >= MIN_FONT_PX) || width < text.data.replace(/\s/g, '').length * MIN_ADVANCE_PX) return false;
       const where = region(element);
-      return boxes.some((box) => area(overlap(box, where)));
+      return boxes.some((box) => readable(box, where));
     }
 
     return { style, seen };
