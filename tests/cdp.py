@@ -48,11 +48,38 @@ def cdp(browser: wm.Browser, method: str, params: dict | None = None) -> dict:
                 return reply["result"]
 
 
-def stop_service_worker(browser: wm.Browser) -> None:
-    """Stop the extension's worker the way Chrome does when it is idle."""
+def _service_worker(browser: wm.Browser) -> str:
+    """The target id of the extension's service worker."""
     targets = cdp(browser, "Target.getTargets")["targetInfos"]
     (worker,) = [t for t in targets if t["type"] == "service_worker" and "worker.js" in t["url"]]
-    assert cdp(browser, "Target.closeTarget", {"targetId": worker["targetId"]})["success"]
+    return str(worker["targetId"])
+
+
+def stop_service_worker(browser: wm.Browser) -> None:
+    """Stop the extension's worker the way Chrome does when it is idle."""
+    assert cdp(browser, "Target.closeTarget", {"targetId": _service_worker(browser)})["success"]
+
+
+def in_service_worker(browser: wm.Browser, expression: str) -> Any:
+    """The value of ``expression`` (awaited) evaluated in the extension's service worker."""
+    port, path = devtools(browser.process.profile_dir)
+    with connect(f"ws://127.0.0.1:{port}{path}", max_size=None) as ws:
+
+        def send(id_: int, method: str, params: dict, session: str | None = None) -> dict:
+            routed = {"sessionId": session} if session else {}
+            ws.send(json.dumps({"id": id_, "method": method, "params": params, **routed}))
+            while True:
+                reply = json.loads(ws.recv())
+                if reply.get("id") == id_:
+                    assert "error" not in reply, reply
+                    return dict(reply["result"])
+
+        attached = send(1, "Target.attachToTarget", {"targetId": _service_worker(browser), "flatten": True})
+        session = attached["sessionId"]
+        evaluate = {"expression": expression, "awaitPromise": True, "returnByValue": True}
+        found = send(2, "Runtime.evaluate", evaluate, session)
+        send(3, "Target.detachFromTarget", {"sessionId": session})
+        return found["result"].get("value")
 
 
 def configure_chat(context: Any, base_url: str, model: str = "scripted", key: str = "") -> None:

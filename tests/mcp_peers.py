@@ -159,6 +159,25 @@ class Daemon:
             os.kill(int((self.home / f"relay-{self.port}.pid").read_text()), signal.SIGTERM)
 
 
+@contextmanager
+def users_chrome(home: Path) -> Iterator[Daemon]:
+    """The user's own Chrome, emulated: ``WEBMCP_NB_HOME`` names ``home`` (its secret and grants) while a relay
+    daemon of it runs with a Chromium dialing it; the variable is as it was afterwards."""
+    before = os.environ.get("WEBMCP_NB_HOME")
+    os.environ["WEBMCP_NB_HOME"] = str(home)
+    running = None
+    try:
+        running = Daemon(home)
+        yield running
+    finally:
+        if running is not None:
+            running.close()
+        if before is None:
+            os.environ.pop("WEBMCP_NB_HOME", None)
+        else:
+            os.environ["WEBMCP_NB_HOME"] = before
+
+
 def text(result: types.CallToolResult) -> str:
     first = result.content[0]
     assert isinstance(first, types.TextContent)

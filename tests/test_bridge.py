@@ -9,6 +9,7 @@ openings and draws a decoy over the bar."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cdp import playwright_context, stop_service_worker
+from cdp import in_service_worker, playwright_context, stop_service_worker
 from eventually import eventually
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -287,9 +288,19 @@ def test_a_two_call_task_end_to_end(chat: Chat, clock: Any, memory: Any, tmp_pat
     tab.close()
 
 
+def stop_the_worker_with_nothing_else_to_wake_it(chat: Chat, page: Any) -> None:
+    """Chrome stops the extension's worker in a browser that shows only the chat, a page that never talks to the
+    worker, and with its 30 s alarm (a safety net) cleared: only the bridge's own page side can wake it."""
+    for other in chat.context.pages:
+        if other is not page:
+            other.close()
+    assert in_service_worker(chat.browser, "chrome.alarms.clearAll()") is True
+    stop_service_worker(chat.browser)
+
+
 GOES = {
     "reload": (lambda chat, page: page.reload(), "the page went away (navigated)"),
-    "worker restart": (lambda chat, page: stop_service_worker(chat.browser), "the extension restarted"),
+    "worker restart": (stop_the_worker_with_nothing_else_to_wake_it, "the extension restarted"),
 }
 
 
@@ -582,8 +593,10 @@ def test_check_says_which_selector_fails_on_the_live_page(chat: Chat, clock: Any
 
 def test_text_the_user_cannot_see_in_a_reply_is_never_read_as_a_call(chat: Chat, clock: Any) -> None:
     """The chat page's own script writes a call into every assistant reply in each way text can be hidden (no font,
-    no colour or the background's, display:none, visibility:hidden, opacity, off the page, clipped, no size, scaled
-    to nothing): none is read, though the user says yes to every call that asks."""
+    no colour or the background's — a gradient's, in oklch() —, display:none, visibility:hidden, opacity, off the
+    page, clipped or cut to a sliver, in a scrolling box too low for a line, no size, scaled or zoomed to nothing,
+    squeezed flat, blended, masked, blurred, slotted into a shadow tree that hides it, SVG text in the bubble's
+    colour): none is read, though the user says yes to every call that asks."""
     script = [say(f"Let me look.\n{tool_call('time_get_current_time', timezone='UTC')}"), say("It is noon in UTC.")]
     with ScriptedServer(script) as model:
         tab, page = chat.open(model, "t/chat-hostile.html", "&attack=hidden")
@@ -593,11 +606,13 @@ def test_text_the_user_cannot_see_in_a_reply_is_never_read_as_a_call(chat: Chat,
             approving(bridge),
         ):
             bridge.send("What time is it?")
-            answer = answered(bridge)
+            answer = None
+            with contextlib.suppress(TimeoutError):  # a hidden call read keeps the chat calling: said below
+                answer = answered(bridge)
             calls = [c.arguments for c in bridge.calls]
         written = page.locator("#messages > .message.assistant").last.locator("[data-attack]")
-        assert written.count() == len(hidden) == 12  # the page did write them all into the reply
-    assert calls == [{"timezone": "UTC"}]
+        assert written.count() == len(hidden) == 23  # the page did write them all into the reply
+    assert calls == [{"timezone": "UTC"}], [c["timezone"] for c in calls if c["timezone"] in hidden]
     assert answer == "It is noon in UTC."  # the reply as the user sees it
     tab.close()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -22,7 +21,7 @@ import anyio
 import mcp_types as types
 import pytest
 from eventually import eventually
-from mcp_peers import Daemon, mcp_session
+from mcp_peers import Daemon, mcp_session, users_chrome
 from pixels import colour_at, greenish, reddish
 
 import webmcp_nb as wm
@@ -37,18 +36,8 @@ ACCOUNT = "bank-account-of-the-user"
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """The user's own Chrome: a relay daemon in a throwaway home (it keeps the grants) and a Chromium dialing it."""
-    home = tmp_path_factory.mktemp("home")
-    before = os.environ.get("WEBMCP_NB_HOME")
-    os.environ["WEBMCP_NB_HOME"] = str(home)
-    running = Daemon(home)
-    try:
+    with users_chrome(tmp_path_factory.mktemp("home")) as running:
         yield running
-    finally:
-        running.close()
-        if before is None:
-            os.environ.pop("WEBMCP_NB_HOME", None)
-        else:
-            os.environ["WEBMCP_NB_HOME"] = before
 
 
 @pytest.fixture

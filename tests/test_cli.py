@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from ports import free_port
+from session_files import write_session
 
 from webmcp_nb import __version__
 from webmcp_nb.browser.chromium import extension_path
@@ -105,6 +106,24 @@ def test_replay_runs_the_calls_made_by_hand_before_the_turn_they_set_up(polyfill
     out = _cli("replay", str(tmp_path / "s"), "--url", server.url("flights/"))
     assert out.returncode == 0, out.stdout + out.stderr
     assert "replay: 3 steps (2 of them made by hand), every result as recorded" in out.stdout, out.stdout
+
+
+def test_replay_with_allow_high_risk_runs_a_high_risk_call(server, tmp_path: Path):
+    """`webmcp-nb replay --allow-high-risk` said it lets the replay run high-risk tools, but its default --confirm
+    high asked about them, nobody answers in a shell, and sendPayment was denied (exit 1). It runs now; with a
+    --confirm that asks about high risk, the two options contradict each other and it says so."""
+    paid = [
+        ("tool.called", {"tool": "sendPayment", "arguments": {"amount": 5}, "origin": "notebook"}),
+        ("tool.returned", {"tool": "sendPayment", "text": '{"sent": 5}'}),
+    ]
+    folder = write_session(tmp_path / "paid", server.url("t/risk.html"), paid, name="paid")
+
+    denied = _cli("replay", str(folder))
+    assert denied.returncode == 1 and "not run: sendPayment" in denied.stdout, denied.stdout + denied.stderr
+    allowed = _cli("replay", str(folder), "--allow-high-risk")
+    assert allowed.returncode == 0 and "replay: 1 steps, every result as recorded" in allowed.stdout, allowed
+    both = _cli("replay", str(folder), "--allow-high-risk", "--confirm", "high")
+    assert both.returncode == 2 and "--allow-high-risk with --confirm high runs no high-risk call" in both.stderr
 
 
 def test_concurrent_first_users_agree_on_one_private_secret(tmp_path: Path, monkeypatch):

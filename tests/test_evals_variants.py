@@ -10,6 +10,7 @@ import html
 from pathlib import Path
 
 import pytest
+from looking import look
 
 import webmcp_nb as wm
 from webmcp_nb.evals.suite import SUITES
@@ -141,22 +142,11 @@ def test_the_reports_tables_keep_numbers_on_one_line_and_fold_the_rest(
 ) -> None:
     """The per-model table had 16 columns: in a browser window its intervals and latencies broke over two to four lines,
     and the numbered calls under "calls:" started at the left edge after the first."""
-    from webmcp_nb.demo.server import DemoServer
-
     report = wm.evals.run(
         wm.evals.builtin("flights"), models=["scripted:flights"], mode="local", variants=VARIANTS, repeats=2,
         output=tmp_path, progress=False,
     )  # fmt: skip
-    checker = wm.Skill("eval-report-layout")
-    checker.add_tool("look", LAYOUT, read_only=True)
-    with DemoServer({"/": tmp_path}) as files:
-        tab = polyfill_browser.open(files.url("report.html"))  # the suite's headless window: 800 px or so wide
-        try:
-            tab.inject(checker)
-            seen = tab.call("look").value
-        finally:
-            polyfill_browser.skills.uninstall("eval-report-layout")
-            tab.close()
+    seen = look(polyfill_browser, tmp_path, "report.html", LAYOUT)  # the suite's headless window: 800 px or so wide
     assert seen["broken"] == [], seen["broken"]
     assert seen["shown"] <= 10 and (seen["folded"], seen["open"]) == ("details", False)
     assert len(seen["starts"]) == 3 and len(set(seen["starts"])) == 1, seen["starts"]

@@ -8,7 +8,6 @@ sessions show a client's own name."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 import anyio
 import pytest
 from eventually import eventually
-from mcp_peers import Daemon, inspector_cli, listed_until, mcp_session, server_env, text
+from mcp_peers import Daemon, inspector_cli, listed_until, mcp_session, server_env, text, users_chrome
 from ports import free_port
 
 import webmcp_nb as wm
@@ -34,19 +33,9 @@ FIXED = {tool.name for tool in FIXED_TOOLS}
 def daemon(tmp_path_factory: pytest.TempPathFactory, server: Any) -> Iterator[Daemon]:
     """One relay daemon in a throwaway home, with a Chromium dialing it, for the tests that need a user's Chrome
     (whose grants let MCP clients act on the test pages' site)."""
-    home = tmp_path_factory.mktemp("home")
-    before = os.environ.get("WEBMCP_NB_HOME")
-    os.environ["WEBMCP_NB_HOME"] = str(home)
-    wm.grants.allow(server.url(""), "act")
-    running = Daemon(home)
-    try:
+    with users_chrome(tmp_path_factory.mktemp("home")) as running:
+        wm.grants.allow(server.url(""), "act")
         yield running
-    finally:
-        running.close()
-        if before is None:
-            os.environ.pop("WEBMCP_NB_HOME", None)
-        else:
-            os.environ["WEBMCP_NB_HOME"] = before
 
 
 @pytest.fixture

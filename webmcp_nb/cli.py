@@ -437,11 +437,21 @@ def _replay(args: argparse.Namespace) -> int:
         print("webmcp-nb replay: the session never used a page (no call, no navigation); pass --url", file=sys.stderr)
         return 2
     agent_turns = bool(recorded.filter("model.response")) and not args.calls
+    # Nobody answers an ask here, so what asks is denied: --allow-high-risk runs high-risk calls only where nothing
+    # asks about them, under confirm "never" (every other policy asks about high risk).
+    confirm = args.confirm or ("never" if args.allow_high_risk else "high")
+    if args.allow_high_risk and confirm != "never":
+        print(
+            f"webmcp-nb replay: --allow-high-risk with --confirm {confirm} runs no high-risk call: that policy asks "
+            "about high risk, and nobody answers here (drop --confirm, or give --confirm never)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         with launch(headless=not args.headed, native_webmcp=args.native) as browser:
             tab = browser.open(url)
             replay = replay_agent if agent_turns else replay_calls
-            policy = {"confirm": args.confirm, "allow_high_risk": args.allow_high_risk}  # nobody here answers an ask
+            policy = {"confirm": confirm, "allow_high_risk": args.allow_high_risk}  # nobody here answers an ask
             report = replay(recorded, tab, ignore=tuple(args.ignore), tolerance=args.tolerance, progress=True, **policy)
             print(report)
             if args.report and report.session is not None:
@@ -833,13 +843,15 @@ def parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--confirm",
         choices=["high", "medium", "always", "never"],
-        default="high",
         help="the risks the replay asks about before a call, as an agent's confirm does; nobody answers here, so "
-        "those calls are denied (default: high; the session's own policy is never used, high-risk calls are denied "
-        "under every policy without --allow-high-risk)",
+        "those calls are denied (default: high, or never with --allow-high-risk; the session's own policy is never "
+        "used, high-risk calls are denied under every policy without --allow-high-risk)",
     )
     replay.add_argument(
-        "--allow-high-risk", action="store_true", help="let the replay run high-risk tools (send, pay, delete, publish)"
+        "--allow-high-risk",
+        action="store_true",
+        help="let the replay run high-risk tools (send, pay, delete, publish), and so every tool: with nobody to "
+        "answer, a policy that asks about medium risk asks about high risk too",
     )
     replay.add_argument("--report", help="write the replay's HTML report here")
     replay.add_argument("--headed", action="store_true", help="show the browser window")

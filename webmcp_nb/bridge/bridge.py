@@ -100,6 +100,15 @@ class BridgedCall:
 
 
 @dataclass
+class _Ask:
+    """A call that waits for the user's answer: the answer to come, the name the chat wrote, who answered."""
+
+    future: asyncio.Future[bool]
+    tool: str
+    by: str = ""
+
+
+@dataclass
 class _Reply:
     """The assistant's reply of one turn (the page's session and its count of messages sent)."""
 
@@ -149,8 +158,7 @@ class ChatBridge:
         self.closed = False
         self._browser = tab.browser
         self._replies: dict[tuple[str, int], _Reply] = {}
-        self._pending: dict[str, tuple[asyncio.Future[bool], str]] = {}
-        self._pending_tools: dict[str, str] = {}
+        self._pending: dict[str, _Ask] = {}
         self._checks: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._origin = origin_of(tab.url)
         """The chat site: the page side starts only on a page of it (not where the tab goes next)."""
@@ -201,9 +209,10 @@ class ChatBridge:
         """The bridged tools by the name the chat uses for them."""
         return {name: spec.tool for name, spec in tool_specs(self._tools()).items()}
 
-    def instructions(self) -> str:
-        """What is added to the user's message: the agent's prompt-mode text and the tools."""
-        specs = tool_specs(self._tools())
+    def instructions(self, specs: dict[str, ToolSpec] | None = None) -> str:
+        """What is added to the user's message: the agent's prompt-mode text and the tools (``specs``: of the
+        bridged tools as they are now, unless given)."""
+        specs = tool_specs(self._tools()) if specs is None else specs
         return fill(BRIDGE["instructions"], prompt_mode=PROMPT_MODE, tools=specs_text(specs))
 
     def _source(self, spec: ToolSpec) -> str:
@@ -216,7 +225,7 @@ class ChatBridge:
 
     def _config(self) -> dict[str, Any]:
         specs = tool_specs(self._tools())
-        instructions = fill(BRIDGE["instructions"], prompt_mode=PROMPT_MODE, tools=specs_text(specs))
+        instructions = self.instructions(specs)
         return {
             "site": self.site.as_dict(),
             "tools": [
@@ -560,9 +569,7 @@ class ChatBridge:
         no arguments). Unanswered within the turn's time limit, it counts as denied."""
         loop = asyncio.get_running_loop()
         request_id = uuid.uuid4().hex[:12]
-        future: asyncio.Future[bool] = loop.create_future()
-        self._pending[request_id] = (future, "")
-        self._pending_tools[request_id] = spec.model_name
+        ask = self._pending[request_id] = _Ask(loop.create_future(), spec.model_name)
         tool = spec.tool
         self._emit(
             "confirmation.requested",
@@ -579,12 +586,10 @@ class ChatBridge:
         self._spawn(self._post({"type": "waiting", "id": request_id, "tool": spec.model_name}))
         remaining = max(0.0, self.turn_timeout - (time.monotonic() - self._turn_started))
         try:
-            approved = await asyncio.wait_for(asyncio.shield(future), remaining)
+            approved = await asyncio.wait_for(asyncio.shield(ask.future), remaining)
         except asyncio.TimeoutError:
-            approved = False
-            self._pending[request_id] = (future, "nobody: the turn's time ran out")
-        by = self._pending.pop(request_id)[1]
-        self._pending_tools.pop(request_id, None)
+            approved, ask.by = False, "nobody: the turn's time ran out"
+        by = self._pending.pop(request_id).by
         self._emit("confirmation.answered", id=request_id, tool=spec.tool_name, approved=approved, by=by)
         self._spawn(self._post({"type": "resolve", "id": request_id, "approved": approved, "by": by}))
         return approved
@@ -592,19 +597,17 @@ class ChatBridge:
     def answer(self, request_id: str | None, approved: bool, *, by: str = "notebook") -> bool:
         """Answer a confirmation (the oldest when ``request_id`` is None), from any thread; the first answer
         wins. Both panels answer through this; the chat page cannot."""
-        found = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
-        if found is None or found[0].done():
+        ask = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
+        if ask is None or ask.future.done():
             return False
-        future = found[0]
-        key = request_id or next(k for k, v in self._pending.items() if v[0] is future)
-        self._pending[key] = (future, by)
-        future.get_loop().call_soon_threadsafe(_settle, future, approved)
+        ask.by = by
+        ask.future.get_loop().call_soon_threadsafe(_settle, ask.future, approved)
         return True
 
     @property
     def pending(self) -> list[str]:
         """Confirmations waiting for an answer, by id."""
-        return [key for key, (future, _) in self._pending.items() if not future.done()]
+        return [key for key, ask in self._pending.items() if not ask.future.done()]
 
     # ----- public -----
 
@@ -659,7 +662,7 @@ class ChatBridge:
         return self._answers[self._asked_at]
 
     def _waiting_text(self) -> str:
-        names = ", ".join(f"{self._pending_tools.get(key, '?')} ({key})" for key in self.pending)
+        names = ", ".join(f"{self._pending[key].tool} ({key})" for key in self.pending)
         return (
             f"{names} {WAITING}: a cell does not wait for a click. Answer there (or bridge.answer(id, True) in a "
             "cell), then call wait_answer() again (or await bridge.await_answer(), which waits)"
@@ -691,8 +694,8 @@ class ChatBridge:
         if self.closed:
             return
         self.closed = True
-        for future, _ in self._pending.values():
-            _settle(future, False)
+        for ask in self._pending.values():
+            _settle(ask.future, False)
         for stop in self._unsubscribe:
             stop()
         with contextlib.suppress(WebMCPError):

@@ -34,7 +34,7 @@ from .tools import TabTools, Tool, ToolMap, ToolResult, ToolsOmittedWarning
 if TYPE_CHECKING:
     from .browser import Browser
 
-__all__ = ["Tab", "PNG", "UNLISTED", "NAVIGATION_TIMEOUT"]
+__all__ = ["Tab", "PNG", "UNLISTED", "NAVIGATION_TIMEOUT", "tool_now"]
 
 NAVIGATION_TIMEOUT = 45.0
 
@@ -340,6 +340,18 @@ class Tab:
             "text/plain": visible(f"{head}\n{tools['text/plain']}"),
             "text/html": f"<div><b>{escape(head)}</b>{tools['text/html']}</div>",
         }
+
+
+async def tool_now(tab: Tab, name: str) -> Tool | None:
+    """The tool ``name`` calls now (the tab asked for its tools once if its mirror has not seen it): whoever decides
+    about a call by name (a grant check, a replay's policy) decides about this very tool, and calls it, so the call
+    goes to it in its own document. ``None`` for one the mirror leaves out, or that is not there."""
+    tool = tab._tools.named(name)
+    if tool is None:
+        with contextlib.suppress(WebMCPError):
+            await tab.arefresh_tools()
+        tool = tab._tools.named(name)
+    return tool
 
 
 UNLISTED = "unlisted"

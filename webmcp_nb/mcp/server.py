@@ -49,7 +49,7 @@ from ..browser.early import EarlyChromium, settle_start_page
 from ..browser.gate import ASK_TIMEOUT, shows
 from ..browser.overrides import ToolOverride
 from ..browser.skills import Skill, builtin_skills_path
-from ..browser.tab import Tab
+from ..browser.tab import Tab, tool_now
 from ..browser.tools import Tool
 from ..core.agent_rules import risk_of
 from ..core.errors import Hint, StaleToolError, TabInUseError, ToolNotFoundError, WebMCPError
@@ -715,7 +715,7 @@ class WebMCPServer:
         skill's tool cannot say (its world does not see the page's tools): after one that may change the page,
         the frames are asked, as the agent does."""
         name = target.name if isinstance(target, Tool) else target
-        tool = target if isinstance(target, Tool) else await _resolved(tab, target)
+        tool = target if isinstance(target, Tool) else await tool_now(tab, target)
         await self.sites.before_call(tab, tool, name)  # the grants of the very tool called (its frame's site too)
         result = await _with_progress(ctx, f"{name} in tab {tab.id}", tab.acall(tool or name, arguments))
         if tool is not None and tool.source not in PAGE_SOURCES and not tool.read_only:
@@ -1002,17 +1002,6 @@ def _shipped_skills() -> dict[str, Skill]:
     folders = sorted(builtin_skills_path().iterdir())
     skills = (Skill.load(folder) for folder in folders if (folder / "SKILL.md").is_file())
     return {skill.name: skill for skill in skills}
-
-
-async def _resolved(tab: Tab, name: str) -> Tool | None:
-    """The tool a name calls now (the tab asked again if its mirror has not seen it): the call then goes to that
-    very tool, so the grant checked is its own. ``None`` for one the mirror leaves out (the page decides)."""
-    tool = tab._tools.named(name)
-    if tool is None:
-        with contextlib.suppress(WebMCPError):
-            await tab.arefresh_tools()
-        tool = tab._tools.named(name)
-    return tool
 
 
 async def _with_progress(ctx: ServerRequestContext[Any, Any], what: str, work: Awaitable[T]) -> T:

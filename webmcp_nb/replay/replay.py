@@ -31,6 +31,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..browser.tab import tool_now
 from ..core._loop import blocking, on_loop
 from ..core.agent_rules import CONFIRM, needs_confirmation, resolve_policy
 from ..core.display import clip, escape, json_or_text, table, visible
@@ -303,10 +304,12 @@ class _Policy:
 
     async def allows(self, tool: str, arguments: Any, found: Any) -> bool:
         """Whether a recorded call of ``tool`` (``found``: the live tool, or ``None``) may run again: asked as an
-        agent asks, when the caller's policy asks for its risk (the live tool's, never the recording's)."""
+        agent asks, when the caller's policy asks for its risk (the live tool's, never the recording's). A tool the
+        replay cannot see (one the page lists past the mirror's bounds) has no known risk: it asks as a high-risk
+        one does."""
         from ..agent.agent import ConfirmationRequest
 
-        risk = str(getattr(found, "risk", "medium"))
+        risk = str(found.risk) if found is not None else "high"
         if not self.asks(risk):
             return True
         events, where = self.tab.browser.events, {"tab_id": self.tab.id, "url": self.tab.url}
@@ -338,20 +341,27 @@ async def _call_again(
     checker: _Checker,
 ) -> None:
     """One recorded call again, if the caller's policy lets it run: on ``tab`` (a page tool) or on the MCP server
-    of the name it was recorded with; its result goes to ``checker``."""
+    of the name it was recorded with; its result goes to ``checker``. A page tool's call goes to the very tool whose
+    risk the policy weighed, in the document that registered it: not to one the page registers under that name
+    while the caller is asked, nor to one it had not listed yet."""
     server = servers.get(step.server) if step.server is not None else None
-    name = step.tool.removeprefix(f"{step.server}.") if server is not None else step.tool
-    found = server.tools.get(name) if server is not None else tab.tools.get(name)
-    if not await policy.allows(step.tool, step.arguments, found):
-        checker.check(step.tool, step.arguments, None, ErrorCode.CONFIRMATION_DENIED.value)
-        return
     try:
         if server is not None:
-            done = await server.acall(name, step.arguments or {})
-            checker.check(step.tool, step.arguments, json_or_text(done.text), None)
+            name = step.tool.removeprefix(f"{step.server}.")
+            if await policy.allows(step.tool, step.arguments, server.tools.get(name)):
+                done = await server.acall(name, step.arguments or {})
+                checker.check(step.tool, step.arguments, json_or_text(done.text), None)
+                return
         else:
-            result = await tab.acall(step.tool, step.arguments or {})
-            checker.check(step.tool, step.arguments, result.value, None)
+            tool = await tool_now(tab, step.tool)
+            if tool is None and not tab.tools.omitted:
+                checker.check(step.tool, step.arguments, None, ErrorCode.TOOL_NOT_FOUND.value)
+                return
+            if await policy.allows(step.tool, step.arguments, tool):
+                result = await tab.acall(tool or step.tool, step.arguments or {})
+                checker.check(step.tool, step.arguments, result.value, None)
+                return
+        checker.check(step.tool, step.arguments, None, ErrorCode.CONFIRMATION_DENIED.value)
     except WebMCPError as exc:
         checker.check(step.tool, step.arguments, None, exc.code.value)
 

@@ -136,8 +136,19 @@
       port.onMessage.addListener(onMessage);
       port.onDisconnect.addListener(() => {
         port = null;
-        if (!stopped) stop(); // the worker let go of this bridge (a new one, or the notebook left)
+        if (stopped) return; // closed by the notebook, or replaced by a new bridge: it said so first
+        stop();
+        wake();
       });
+    }
+    // The port went without a word: Chrome stopped the extension's worker, as it may whenever it likes. A new
+    // connection starts it again at once (it refuses this one, whose key it no longer knows); started, it dials the
+    // relay, and the notebook starts the bridge afresh. Without it, the worker slept until its next alarm (30 s),
+    // unless some other frame of the browser happened to talk to it.
+    function wake() {
+      try {
+        chrome.runtime.connect({ name: `${PORT}/wake` });
+      } catch (_) { /* the extension was reloaded or removed: nothing to wake */ }
     }
     const post = (message) => port?.postMessage({ session, ...message });
 

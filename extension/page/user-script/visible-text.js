@@ -1,32 +1,62 @@
 // USER_SCRIPT world (the chat bridge's own, `webmcp-nb-bridge`), injected just before chat-bridge.js: the text of
 // an element as the user sees it. The chat page owns its DOM and can write into the assistant's reply text the
-// user never sees — no size, no font, no colour or the background's, display:none, visibility:hidden, opacity 0,
-// off its box or off the page, clipped away — and that text must never be read as a tool call. So this reads
-// what innerText reads (rendered text, with its line breaks), and leaves out each text node that is not drawn
-// where the user can see it: its element and every ancestor are checked, and the text's own boxes must have a size
-// and overlap the reply's box, the page and every box that clips them.
+// user never sees — no size, no font, drawn too small or squeezed flat, no colour or the background's (a gradient's
+// too), display:none, visibility:hidden, opacity 0, blended or masked away, blurred, off its box or off the page,
+// clipped away or to a sliver — and that text must never be read as a tool call. So this reads what innerText
+// reads (rendered text, with its line breaks), and leaves out each text node that is not drawn where the user can
+// see it: its element and every ancestor in the tree as it is drawn (a shadow tree's slot included) are checked,
+// colours are compared as the browser paints them, and the text's own boxes must be big enough to read and show
+// half a line at least inside the reply's box, the page and every box that clips them. What it cannot see:
+// another box drawn over the text, the page's fonts' glyphs, a pseudo-element's own style (`::first-line`,
+// `::highlight()`): the user's answer in a panel, not this filter, is what lets a call run.
 (() => {
   'use strict';
-  const MIN_FONT_PX = 4;
+  const MIN_FONT_PX = 4; // a line of text drawn lower than this (after transforms and zoom) cannot be read
+  const MIN_ADVANCE_PX = 1; // the width each character gets, as drawn, under which the text is squeezed flat
   const MIN_OPACITY = 0.05;
   const MIN_CONTRAST = 24; // the sum of the RGB differences under which text is drawn in its background's colour
-  const MIN_BOX_PX = 2; // a scrolling box smaller than this shows nothing
+  const MIN_BOX_PX = 16; // a scrolling box narrower or lower than a line of text shows no line whole: it clips
+  const MAX_BLUR_PX = 1.5; // a `filter: blur()` wider than this leaves no letter readable
+  const COLOUR = /(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^()]*\)/g; // a colour in a computed gradient
 
-  const rgba = (color) => {
-    const parts = String(color).match(/[\d.]+/g)?.map(Number) ?? [];
-    return parts.length >= 3 ? { r: parts[0], g: parts[1], b: parts[2], a: parts.length > 3 ? parts[3] : 1 } : null;
-  };
-  const clear = (color) => (rgba(color)?.a ?? 1) < MIN_OPACITY;
-  const parent = (node) => node.parentElement ?? (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
+  // A computed colour as the browser paints it in sRGB (any syntax: rgb(), oklch(), color(display-p3 …)), by
+  // painting one pixel of it.
+  const pixel = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
+  const painted = new Map();
+  function rgba(color) {
+    const key = String(color);
+    if (!painted.has(key)) {
+      pixel.clearRect(0, 0, 1, 1);
+      pixel.fillStyle = 'rgba(0, 0, 0, 0)';
+      pixel.fillStyle = key;
+      pixel.fillRect(0, 0, 1, 1);
+      const [r, g, b, a] = pixel.getImageData(0, 0, 1, 1).data;
+      painted.set(key, { r, g, b, a: a / 255 });
+    }
+    return painted.get(key);
+  }
+  const clear = (color) => rgba(color).a < MIN_OPACITY;
+  // The parent in the tree as it is drawn: a node slotted into a shadow tree is drawn inside its slot, and a
+  // shadow root's children inside its host.
+  const parent = (node) => node.assignedSlot ?? node.parentElement ?? (node.parentNode instanceof ShadowRoot ? node.parentNode.host : null);
   const overlap = (a, b) => ({
     left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
     right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom),
   });
   const area = (box) => box.right - box.left >= 1 && box.bottom - box.top >= 1;
+  // Whether enough of a line of text is inside a region to be read: half its height, and a character's width (all
+  // of it, when it is narrower), not a sliver a clipping box leaves.
+  function readable(line, region) {
+    const seen = overlap(line, region);
+    return seen.bottom - seen.top >= line.height / 2 && seen.right - seen.left >= Math.min(line.width, MIN_FONT_PX);
+  }
 
+  // How much of an element's content its filter lets be seen: its `opacity()` functions, and nothing once it is
+  // blurred past reading.
   function filterOpacity(filter) {
     let product = 1;
     for (const [, value, percent] of String(filter).matchAll(/opacity\(\s*([\d.]+)(%?)\s*\)/g)) product *= Number(value) / (percent ? 100 : 1);
+    for (const [, radius] of String(filter).matchAll(/blur\(\s*([\d.]+)px\s*\)/g)) if (Number(radius) > MAX_BLUR_PX) product = 0;
     return product;
   }
 
@@ -51,17 +81,19 @@
       const s = style(element);
       let opacity = Number(s.opacity) * filterOpacity(s.filter);
       if (s.display === 'none' || s.contentVisibility === 'hidden' || s.clipPath !== 'none'
-        || (s.clip !== 'auto' && s.clip !== '' && /absolute|fixed/.test(s.position))) opacity = 0;
+        || (s.clip !== 'auto' && s.clip !== '' && /absolute|fixed/.test(s.position))
+        || (s.mixBlendMode && s.mixBlendMode !== 'normal') // blended into what is behind it, in any colour
+        || [s.maskImage, s.webkitMaskImage].some((mask) => mask && mask !== 'none')) opacity = 0;
       const verdict = opacity * isDrawn(parent(element));
       drawn.set(element, verdict);
       return verdict;
     }
 
     // The region where an element's content can be seen: the page, the reply's box and every box between that
-    // clips what overflows it (a scrolling box too, when it is too small to show anything).
+    // clips what overflows it (a scrolling box too, when it is too small to show a line whole).
     const regions = new Map();
     function region(element) {
-      if (!element || element === root || !root.contains(element)) return overlap(page, rootBox);
+      if (!element || element === root) return overlap(page, rootBox);
       if (regions.has(element)) return regions.get(element);
       let inside = region(parent(element));
       const s = style(element);
@@ -74,30 +106,40 @@
       return inside;
     }
 
-    function background(element) {
+    // The colours that may be behind an element's text: the nearest background drawn (a gradient's colours, and
+    // the colour under it unless the gradient covers it); `null` for an image, whose colours are unknown.
+    function backgrounds(element) {
       for (let e = element; e; e = parent(e)) {
         const s = style(e);
-        if (s.backgroundImage !== 'none') return null; // an image behind the text: its colour is unknown
-        const color = rgba(s.backgroundColor);
-        if (color && color.a > 0.5) return color;
+        const image = s.backgroundImage === 'none' ? '' : s.backgroundImage;
+        if (image && !/^(?:repeating-)?(?:linear|radial|conic)-gradient\(/.test(image)) return null;
+        const stops = [...image.matchAll(COLOUR)].map(([colour]) => rgba(colour));
+        const covered = stops.length > 0 && stops.every((c) => c.a > 0.5);
+        const colours = [...stops, ...(covered ? [] : [rgba(s.backgroundColor)])].filter((c) => c.a > 0.5);
+        if (colours.length) return colours;
       }
-      return { r: 255, g: 255, b: 255, a: 1 };
+      return [{ r: 255, g: 255, b: 255, a: 1 }];
     }
+    const alike = (a, b) => Math.abs(a.r - b.r) + Math.abs(a.g - b.g) + Math.abs(a.b - b.b) < MIN_CONTRAST;
 
     function seen(text) {
       const element = parent(text);
       if (!element) return false;
       const s = style(element);
-      if (s.visibility !== 'visible' || parseFloat(s.fontSize) < MIN_FONT_PX) return false;
-      if (clear(s.color) || clear(s.webkitTextFillColor)) return false;
-      if (isDrawn(element) < MIN_OPACITY) return false;
-      const ink = rgba(s.webkitTextFillColor) ?? rgba(s.color);
-      const under = background(element);
-      if (ink && under && Math.abs(ink.r - under.r) + Math.abs(ink.g - under.g) + Math.abs(ink.b - under.b) < MIN_CONTRAST) return false;
+      const svg = element instanceof SVGElement;
+      const ink = svg ? s.fill : s.webkitTextFillColor || s.color;
+      if (s.visibility !== 'visible' || (svg ? !/^(?:rgb|hsl|hwb|lab|lch|oklab|oklch|color)/.test(ink) : clear(s.color))) return false;
+      if (clear(ink) || isDrawn(element) < MIN_OPACITY) return false;
+      const under = backgrounds(element);
+      if (under && under.every((colour) => alike(rgba(ink), colour))) return false;
       const range = document.createRange();
       range.selectNodeContents(text);
+      const boxes = [...range.getClientRects()];
+      // Drawn big enough to read: lines at least MIN_FONT_PX high, characters not squeezed onto each other.
+      const width = boxes.reduce((sum, box) => sum + box.width, 0);
+      if (!boxes.some((box) => box.height >= MIN_FONT_PX) || width < text.data.replace(/\s/g, '').length * MIN_ADVANCE_PX) return false;
       const where = region(element);
-      return [...range.getClientRects()].some((box) => area(overlap(box, where)));
+      return boxes.some((box) => readable(box, where));
     }
 
     return { style, seen };
