@@ -1,6 +1,11 @@
 """Fixtures: the demo pages and the suite's own pages on 127.0.0.1, and real headless Chromium with the
 real extension through the real relay — with the extension's polyfill, with native WebMCP, and with native
-WebMCP and lanes off, so tool calls take the service worker's path as they do on pages outside loopback."""
+WebMCP through the extension.
+
+The two native fixtures are the two ways to a page's native tools, and every test that takes ``mode`` runs on
+both: ``native_browser`` is ``wm.launch(native_webmcp=True)`` as a user gets it, whose native tools are listed and
+called through the DevTools pipe; ``worker_browser`` (``devtools=False, lanes="off"``) takes the extension's way,
+as in a user's own Chrome, through the service worker as on pages outside loopback."""
 
 from __future__ import annotations
 
@@ -25,7 +30,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 os.environ["WEBMCP_NB_HOME"] = str(_HOME)
 
 
-LAUNCHED = {"polyfill_browser", "native_browser", "worker_browser", "own_browser", "chromium", "lab"}
+LAUNCHED = {
+    "polyfill_browser",
+    "native_browser",
+    "extension_browser",
+    "worker_browser",
+    "own_browser",
+    "chromium",
+    "lab",
+}
 """Fixtures that launch a Chromium: a test using one (directly or through another fixture) is marked ``browser``."""
 
 
@@ -58,8 +71,17 @@ def native_browser() -> Iterator[wm.Browser]:
 
 
 @pytest.fixture(scope="session")
+def extension_browser() -> Iterator[wm.Browser]:
+    """Native WebMCP through the extension with lanes (as on loopback pages in a user's own Chrome): for the tests
+    of lanes, which the DevTools pipe leaves unused."""
+    with wm.launch(native_webmcp=True, devtools=False) as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
 def worker_browser() -> Iterator[wm.Browser]:
-    with wm.launch(native_webmcp=True, lanes="off") as browser:
+    """Native WebMCP through the extension (its service worker), not the DevTools pipe."""
+    with wm.launch(native_webmcp=True, devtools=False, lanes="off") as browser:
         yield browser
 
 

@@ -40,6 +40,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
     expected_polyfill = dict(expected_native)
     expected_native["raw_cdp"] = ["sequential", "in_flight_16"]
     expected_native["webmcp_nb_worker"] = ["sequential", "in_flight_16"]
+    expected_native["webmcp_nb_extension"] = ["sequential", "in_flight_16"]
     if has_playwright:
         expected_native["playwright_call_tool"] = ["sequential", "in_flight_16"]
         expected_polyfill["playwright_evaluate"] = ["sequential", "in_flight_16"]
@@ -49,7 +50,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
                 check_stats(got[path][kind], f"calls.{mode}.{path}.{kind}")
 
     listings = {
-        "native": ["webmcp_nb_refresh_tools", "webmcp_nb_changed", "raw_cdp_enable"],
+        "native": ["webmcp_nb_refresh_tools", "webmcp_nb_changed", "webmcp_nb_changed_extension", "raw_cdp_enable"],
         "polyfill": ["webmcp_nb_refresh_tools", "webmcp_nb_changed"],
     }
     if has_playwright:
@@ -90,6 +91,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
 
     assert set(r["ratios"]) == {
         "native_sequential_p50_vs_raw_cdp",
+        "native_extension_sequential_p50_vs_raw_cdp",
         "native_sequential_p50_vs_playwright",
         "native_in_flight_16_throughput_vs_raw_cdp",
         "native_in_flight_16_throughput_vs_playwright",
@@ -100,7 +102,7 @@ def test_quick_run_writes_every_measurement(tmp_path, capsys):
             assert positive(value), key
         else:
             assert value is None, key
-    assert len(r["targets"]) == 12
+    assert len(r["targets"]) == 13
     for key, target in r["targets"].items():
         assert target["met"] in (True, False, None), key
         assert isinstance(target["target"], str)

@@ -13,7 +13,7 @@ import webmcp_nb as wm
 TEXTS = ["plain", "héllo wörld", "日本語のテキスト", "emoji 😀 and 🎉", "line\nbreak \u2028 separator", ""]
 
 
-@pytest.fixture(params=["polyfill", "native"])
+@pytest.fixture(params=["polyfill", "extension"])  # native WebMCP through the extension: the pipe needs no lanes
 def lane_browser(request):
     return request.getfixturevalue(f"{request.param}_browser")
 

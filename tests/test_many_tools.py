@@ -33,7 +33,9 @@ def test_a_frame_over_the_mirrors_bounds_is_loud_and_its_tools_stay_callable(ope
     assert tools.omitted > 0 and len(tools) + tools.omitted == 3_000
     assert list(tools) == [f"big_{i:05d}" for i in range(len(tools))]  # the first ones, in order
     assert f"{tools.omitted:,} more left out" in repr(tools)
-    (event,) = [e for e in browser.events.of_kind("tools.omitted") if e.tab_id == tab.id]
+    # one event when the page registers them in one go (through the extension); with the DevTools pipe they arrive
+    # as the page registers them, and the count climbs: the last event says where it ended
+    event = [e for e in browser.events.of_kind("tools.omitted") if e.tab_id == tab.id][-1]
     assert event.data["omitted"] == tools.omitted
     assert tab.call("big_02999").value == 2_999  # not listed, still reached by name
     with pytest.raises(wm.ToolNotFoundError):

@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).parents[1] / "webmcp_nb"
 ORDER = [
     "core",
     "link",
+    "devtools",
     "browser",
     "own_chrome",
     "recording",

@@ -5,7 +5,7 @@
 // webmcp_nb/protocol.py). The hello carries every view whole. After a worker restart memory is empty:
 // `resyncAll` asks every frame to announce itself again.
 import { Method, PAGE_SOURCES } from '../shared/protocol.js';
-import { isConnected, notify } from './relay.js';
+import { isConnected, notify, relaySettings } from './relay.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 1;
@@ -26,6 +26,48 @@ const endpoints = new Map(); // tab id → Set of {port, kind, frameId, document
 const views = new Map(); // tab id → Map of key → record: the tab's tools as last pushed, in order
 const syncs = new Map(); // sync id → resolve
 let nextSyncId = 1;
+
+// In a browser launch() started with its DevTools pipe (config.json's `devtools`), the relay lists and calls the
+// page's own native tools through the DevTools protocol: the worker names each tab's DevTools target
+// (chrome.debugger.getTargets, a permission only that browser's copy of the extension has; it never attaches) and
+// leaves native tools out of what it tells the relay of such a tab, and out of the tools it counts as left out.
+// Its own view keeps them, for the side panels and their calls.
+const targets = new Map(); // tab id → DevTools target id
+let lookingUp = null; // the lookup under way, and whether another must follow it
+const viaDevtools = (tabId) => targets.has(tabId);
+// Such a tab's frames need not list their native tools on every change (a listing costs the page a pass over all of
+// them, in the page's own thread), unless a side panel is open to show them: they are told to wait for a sync.
+let panelsOpen = false;
+const devtoolsMode = () => relaySettings()?.devtools === true && !!chrome.debugger?.getTargets;
+
+export function lookUpTargets() {
+  if (!devtoolsMode()) return Promise.resolve();
+  if (lookingUp) {
+    lookingUp.again = true;
+    return lookingUp.done;
+  }
+  const run = { again: false };
+  run.done = (async () => {
+    do {
+      run.again = false;
+      let found = [];
+      try {
+        found = await chrome.debugger.getTargets();
+      } catch (_) { /* leaves the tabs to the extension's way */ }
+      const now = new Map(found.filter((t) => t.type === 'page' && Number.isInteger(t.tabId)).map((t) => [t.tabId, t.id]));
+      for (const tabId of new Set([...targets.keys(), ...now.keys()])) {
+        if (targets.get(tabId) === now.get(tabId)) continue;
+        if (now.has(tabId)) targets.set(tabId, now.get(tabId));
+        else targets.delete(tabId);
+        if (tabs.has(tabId)) markDirty(tabId);
+        for (const endpoint of endpoints.get(tabId) ?? []) tellLazy(endpoint, tabId);
+      }
+    } while (run.again);
+    lookingUp = null;
+  })();
+  lookingUp = run;
+  return run.done;
+}
 
 const byFrame = (a, b) => a.frameId - b.frameId;
 
@@ -132,14 +174,16 @@ function applyReport(endpoint, message) {
 }
 
 // What a tab's view should hold now: the page's own tools first (top frame first, each frame's in the order they
-// joined), then skill tools whose names the page does not already use, unless the user disabled them.
-function currentRecords(tabId) {
+// joined), then skill tools whose names the page does not already use, unless the user disabled them. The relay's
+// view of a tab reached through the DevTools pipe leaves out the native ones (the pipe tells the relay of those).
+function currentRecords(tabId, forRelay = true) {
   const all = [...(endpoints.get(tabId) ?? [])];
   const out = new Map();
   const taken = new Set();
+  const piped = forRelay && viaDevtools(tabId);
   for (const endpoint of all.filter((e) => e.kind === PAGE).sort(byFrame)) {
     for (const [name, record] of endpoint.tools) {
-      if (!out.has(record.key)) out.set(record.key, record);
+      if (!out.has(record.key) && !(piped && record.tool.source === 'native')) out.set(record.key, record);
       taken.add(name);
     }
   }
@@ -241,18 +285,25 @@ function tabFields(tabId) {
   let omitted = 0;
   let webmcp = '';
   for (const endpoint of endpoints.get(tabId) ?? []) {
-    omitted += endpoint.tools.omitted;
+    if (!(viaDevtools(tabId) && endpoint.kind === PAGE && endpoint.api === 'native')) omitted += endpoint.tools.omitted;
     if (endpoint.kind === PAGE && endpoint.frameId === 0) webmcp = endpoint.api ?? '';
   }
   return {
     id: tabId, url: tab?.url ?? '', title: tab?.title ?? '', active: !!tab?.active, status: tab?.status ?? '',
     skills: skillStatus(tabId), toolsOmitted: omitted, webmcp, origin: topOrigin(tabId),
+    ...(targets.has(tabId) ? { targetId: targets.get(tabId) } : {}),
   };
 }
 
-// The whole tab, as the hello and side panels get it.
+// The whole tab, as the relay's hello gets it.
 export function tabInfo(tabId) {
   return { ...tabFields(tabId), tools: Array.from(views.get(tabId)?.values() ?? [], (record) => record.tool) };
+}
+
+// The whole tab as side panels show it: every tool, native ones too.
+export function panelTabInfo(tabId) {
+  if (!viaDevtools(tabId)) return tabInfo(tabId);
+  return { ...tabFields(tabId), tools: Array.from(currentRecords(tabId, false).values(), (record) => record.tool) };
 }
 
 const dirty = new Set();
@@ -283,6 +334,8 @@ export function flushDirty() {
       else pushed.delete(tabId);
       notify(Method.TAB_UPDATED, { tab, changes });
       wiring.tabChanged(tabId); // side panels too, only when something changed
+    } else if (viaDevtools(tabId)) {
+      wiring.tabChanged(tabId); // the panels' view has the native tools the relay's leaves out
     }
   }
   dirty.clear();
@@ -295,11 +348,13 @@ export function rememberTab(tab) {
   });
 }
 
-chrome.tabs.onCreated.addListener((tab) => { rememberTab(tab); markDirty(tab.id); });
+chrome.tabs.onCreated.addListener((tab) => { rememberTab(tab); markDirty(tab.id); lookUpTargets(); });
 chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   rememberTab(tab);
   if ('url' in change || 'title' in change || 'status' in change) markDirty(tabId);
+  if (change.status === 'loading') lookUpTargets(); // a prerendered page shown, or the like, is another target
 });
+chrome.tabs.onReplaced.addListener(() => lookUpTargets());
 chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
   for (const tab of tabs.values()) {
     if (tab.windowId !== windowId) continue;
@@ -309,6 +364,7 @@ chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
 });
 chrome.tabs.onRemoved.addListener((tabId) => {
   tabs.delete(tabId);
+  targets.delete(tabId);
   endpoints.delete(tabId);
   views.delete(tabId);
   dirty.delete(tabId);
@@ -326,7 +382,9 @@ export function attach(port, kind, relayUp) {
   if (!endpoints.has(tabId)) endpoints.set(tabId, new Set());
   const frameId = port.sender.frameId ?? 0;
   const { documentId, origin, url } = port.sender;
-  const endpoint = { port, kind, frameId, documentId, origin, url, tools: new FrameTools(), skills: [], lane: null, api: '' };
+  const endpoint = {
+    port, kind, frameId, documentId, origin, url, tools: new FrameTools(), skills: [], lane: null, api: '', lazy: null,
+  };
   endpoints.get(tabId).add(endpoint);
   port.postMessage({ type: 'relay', connected: relayUp });
   port.onMessage.addListener((message) => {
@@ -335,7 +393,8 @@ export function attach(port, kind, relayUp) {
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
       if (waiter?.tabId === tabId) waiter.done();
-      if (kind === PAGE) offerLane(endpoint, tabId);
+      if (kind === PAGE && !piped(endpoint, tabId)) offerLane(endpoint, tabId);
+      if (kind === PAGE) tellLazy(endpoint, tabId);
     } else if (message?.type === 'result') {
       wiring.result(port, message);
     } else if (message?.type === 'lane' && kind === PAGE) {
@@ -352,8 +411,29 @@ export function tellEndpoints(message) {
   for (const set of endpoints.values()) for (const endpoint of set) endpoint.port.postMessage(message);
 }
 
+// A frame whose tools the relay calls through the DevTools pipe needs no lane.
+const piped = (endpoint, tabId) => viaDevtools(tabId) && endpoint.api === 'native';
+
+// Tell a page endpoint whether to report its changes as they come (`lazy: false`) or only when synced.
+function tellLazy(endpoint, tabId) {
+  const lazy = endpoint.kind === PAGE && piped(endpoint, tabId) && !panelsOpen;
+  if (endpoint.lazy === lazy) return;
+  endpoint.lazy = lazy;
+  try {
+    endpoint.port.postMessage({ type: 'lazy', lazy });
+  } catch (_) { /* the frame went */ }
+}
+
+// Whether a side panel is open (panel-hub.js): frames of tabs the pipe lists report changes only while one is.
+export function setPanelsOpen(open) {
+  panelsOpen = open;
+  for (const [tabId, set] of endpoints) for (const endpoint of set) tellLazy(endpoint, tabId);
+}
+
 export function offerLanes() {
-  for (const [tabId, set] of endpoints) for (const endpoint of set) if (endpoint.kind === PAGE) reofferLane(endpoint, tabId);
+  for (const [tabId, set] of endpoints) {
+    for (const endpoint of set) if (endpoint.kind === PAGE && !piped(endpoint, tabId)) reofferLane(endpoint, tabId);
+  }
 }
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it
@@ -381,6 +461,7 @@ export function sync(tabId, frameId) {
 
 export async function resyncAll() {
   for (const tab of await chrome.tabs.query({})) rememberTab(tab);
+  await lookUpTargets();
   await Promise.all(Array.from(tabs.keys(), (tabId) => sync(tabId, 0)));
   for (const tabId of tabs.keys()) sync(tabId); // iframes: their answers arrive as updates
 }

@@ -8,7 +8,7 @@
 import { Method, PANEL_EVENT_KINDS } from '../shared/protocol.js';
 import { connectionState, isConnected, notify, request, wakeRelay } from './relay.js';
 import { callTool } from './calls.js';
-import { tabInfo, tabs } from './mirror.js';
+import { panelTabInfo, setPanelsOpen, tabs } from './mirror.js';
 import { skillHandlers, skillsState } from './skills.js';
 import { tabHandlers } from './tab-actions.js';
 
@@ -55,7 +55,7 @@ export function setGrants(state) {
 }
 
 export const relayChanged = () => broadcast(status());
-export const tabChanged = (tabId) => panels.size && broadcast({ type: 'tab', tab: tabInfo(tabId) });
+export const tabChanged = (tabId) => panels.size && broadcast({ type: 'tab', tab: panelTabInfo(tabId) });
 export const tabClosed = (tabId) => panels.size && broadcast({ type: 'tabClosed', tabId });
 export const skillsChanged = () => panels.size && broadcast({ type: 'skills', skills: skillsState() });
 
@@ -128,14 +128,18 @@ const actions = {
   // tools), then the tab as it is now.
   sync: async ({ tabId }) => {
     await tabHandlers[Method.TAB_SYNC]({ tabId });
-    return { ok: true, tab: tabInfo(tabId) };
+    return { ok: true, tab: panelTabInfo(tabId) };
   },
 };
 
 export function attachPanel(port) {
   panels.add(port);
-  port.onDisconnect.addListener(() => panels.delete(port));
-  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), tabInfo), skills: skillsState(), sessions, grants });
+  setPanelsOpen(true);
+  port.onDisconnect.addListener(() => {
+    panels.delete(port);
+    setPanelsOpen(panels.size > 0);
+  });
+  port.postMessage({ ...status(), type: 'init', events: log, tabs: Array.from(tabs.keys(), panelTabInfo), skills: skillsState(), sessions, grants });
   port.onMessage.addListener(async (message) => {
     const action = Object.hasOwn(actions, message?.type) ? actions[message.type] : null;
     if (!action) return;

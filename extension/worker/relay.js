@@ -22,7 +22,7 @@ export class RelayError extends Error {
 
 let socket = null; // the authenticated socket
 let dialing = null; // the socket being opened and authenticated, then the open one
-let settings = null; // {relayUrl, lanes, secret, source} of the current connection
+let settings = null; // {relayUrl, lanes, secret, source, devtools} of the current connection
 let ready = false; // true once hello is sent: the relay refuses a browser whose first message is not hello
 let connecting = null;
 let backoff = 250;
@@ -92,6 +92,7 @@ export function configure(requestHandlers, notifications, { opened, closed, tick
 
 // Where the relay is, which frames may open lanes to it (see lanes.js) and the secret both sides prove:
 // config.json written by launch(), else the pairing and the options page's port, with lanes for loopback pages.
+// `devtools`: launch() reaches the page's native tools through the browser's DevTools pipe (see mirror.js).
 async function loadSettings() {
   let config = {};
   try {
@@ -99,11 +100,11 @@ async function loadSettings() {
   } catch (_) { /* no config file: the user's own browser */ }
   if (config.relayUrl) {
     const lanes = ['off', 'loopback', 'all'].includes(config.lanes) ? config.lanes : 'loopback';
-    return { relayUrl: config.relayUrl, lanes, secret: config.secret ?? null, source: 'launch' };
+    return { relayUrl: config.relayUrl, lanes, secret: config.secret ?? null, source: 'launch', devtools: config.devtools === true };
   }
   const [{ port }, pairing] = await Promise.all([chrome.storage.local.get('port'), storedPairing()]);
   const relayUrl = `ws://127.0.0.1:${port || pairing?.port || DEFAULT_PORT}/browser`;
-  return { relayUrl, lanes: 'loopback', secret: pairing?.secret ?? null, source: 'pairing' };
+  return { relayUrl, lanes: 'loopback', secret: pairing?.secret ?? null, source: 'pairing', devtools: false };
 }
 
 // The secret to prove: the stored one, or a fresh pairing through the native host (unless the user paused it).

@@ -3,7 +3,7 @@
 // load are in the reply.
 import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError } from './relay.js';
-import { flushDirty, markDirty, rememberTab, sync, tabs } from './mirror.js';
+import { flushDirty, lookUpTargets, markDirty, rememberTab, sync, tabs } from './mirror.js';
 import { requireSites } from './sites.js';
 
 const LOAD_TIMEOUT_MS = 30_000;
@@ -52,10 +52,11 @@ function loaded(start) {
 }
 
 // The tab goes to clients as a `tab.updated` push, sent before this reply on the same socket, so the reply
-// only names it: a tab with 1,000 tools crosses the wire once, not twice.
+// only names it: a tab with 1,000 tools crosses the wire once, not twice. It names the tab's DevTools target as it
+// is now (a tab's first navigation can move it to another), so the relay waits for that target's tools.
 async function settled(tabId) {
   rememberTab(await chrome.tabs.get(tabId));
-  await sync(tabId, 0);
+  await Promise.all([sync(tabId, 0), lookUpTargets()]); // (its DevTools target may be new: the relay must know it)
   markDirty(tabId);
   flushDirty();
   return { tabId };

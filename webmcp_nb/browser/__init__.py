@@ -2,5 +2,5 @@
 the gate every face acting for a model passes before it reads or acts on a site (``gate.check_site``), and
 ``launch()`` with the Chromium it starts.
 
-Uses: core, link.
+Uses: core, link, devtools.
 """

@@ -209,12 +209,11 @@ class Browser:
             tab._set_info(info, whole=False)
             added, removed = tab._tools.apply(ToolChanges.model_validate(changes))
         if added or removed:
-            names = list(tab._tools.names())
             self.events.emit(
                 "tools.changed",
                 tab_id=info.id,
                 url=info.url,
-                tools=names[:EVENT_NAMES],
+                tools=tab._tools.first_names(EVENT_NAMES),
                 count=len(tab._tools),
                 added=added[:EVENT_NAMES],
                 removed=removed[:EVENT_NAMES],
@@ -559,10 +558,10 @@ class Browser:
         tab = self._tab_from_reply(
             await self._request(Method.TAB_OPEN, {"url": url, "active": active}, NAVIGATION_TIMEOUT)
         )
-        names = list(tab._tools.names())
         self.events.emit(
-            "navigation", tab_id=tab.id, url=tab.url, opened=True, tools=names[:EVENT_NAMES], origin=origin()
-        )
+            "navigation", tab_id=tab.id, url=tab.url, opened=True, tools=tab._tools.first_names(EVENT_NAMES),
+            origin=origin(),
+        )  # fmt: skip
         return tab
 
     open = blocking(aopen)

@@ -67,9 +67,13 @@ class CallLine:
         reply: dict[str, Any] = await self._request(Method.TOOL_CALL, params, limit + REPLY_MARGIN)
         return reply
 
+    def evidence(self, tab: Tab, tool: Tool) -> contextlib.AbstractAsyncContextManager[None]:
+        """The recording sessions' screenshots before the call and after its outcome (nothing to do, and no time
+        spent on it, while no session records the browser)."""
+        return self._evidence(tab, tool) if self._sessions else _NO_EVIDENCE
+
     @contextlib.asynccontextmanager
-    async def evidence(self, tab: Tab, tool: Tool) -> AsyncIterator[None]:
-        """The recording sessions' screenshots before the call and after its outcome."""
+    async def _evidence(self, tab: Tab, tool: Tool) -> AsyncIterator[None]:
         for session in list(self._sessions):
             await session._evidence("before", tab, tool)
         try:
@@ -77,6 +81,9 @@ class CallLine:
         finally:
             for session in list(self._sessions):
                 await session._evidence("after", tab, tool)
+
+
+_NO_EVIDENCE: contextlib.nullcontext[None] = contextlib.nullcontext()
 
 
 class CallRecord:

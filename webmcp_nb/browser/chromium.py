@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import shutil
@@ -125,6 +126,7 @@ class ChromiumProcess:
         user_scripts: bool = True,
         lanes: str = "loopback",
         profile: Path | None = None,
+        devtools: bool = False,
     ) -> None:
         if relay_url is not None and not secret:
             raise ConfigurationError(
@@ -132,13 +134,19 @@ class ChromiumProcess:
                 "extension can never prove itself to the relay, and never connects"
             )
         binary = find_chromium(executable)
+        if devtools and relay_url is None:
+            raise ConfigurationError("the DevTools pipe serves a browser with the library's own relay (launch())")
+        self.devtools: tuple[int, int] | None = None
+        """This end of the DevTools pipe (``--remote-debugging-pipe``): the fd to read the browser's messages from and
+        the one to write commands to; ``None`` without it. Whoever takes them sets this to ``None`` and closes them;
+        ``close()`` closes them if nobody did."""
         self.dir = Path(tempfile.mkdtemp(prefix="webmcp-nb-"))
         self.profile_dir = profile or self.dir / "profile"
         """The user-data folder: a throwaway one, or ``profile`` (kept after ``close()``, like a user's own)."""
         try:
-            self.extension_dir = self._extension(relay_url, secret, lanes)
+            self.extension_dir = self._extension(relay_url, secret, lanes, devtools)
             self._seed_profile(user_scripts)
-            self.process = self._start(binary, url, headless, native_webmcp, list(args), lanes)
+            self.process = self._start(binary, url, headless, native_webmcp, list(args), lanes, devtools)
         except BaseException:
             shutil.rmtree(self.dir, ignore_errors=True)
             raise
@@ -170,14 +178,21 @@ class ChromiumProcess:
             with contextlib.suppress(Exception):  # a callback's failure must not hide the others
                 callback(ended)
 
-    def _extension(self, relay_url: str | None, secret: str | None, lanes: str) -> Path:
-        """A private copy of the extension that dials ``relay_url`` with ``secret``, or the packaged one."""
+    def _extension(self, relay_url: str | None, secret: str | None, lanes: str, devtools: bool) -> Path:
+        """A private copy of the extension that dials ``relay_url`` with ``secret``, or the packaged one. With the
+        DevTools pipe, the copy may also name each tab's DevTools target (``chrome.debugger.getTargets``, the
+        ``debugger`` permission: only this copy has it, and it never attaches), which the relay needs to know
+        whose native tools the pipe reports."""
         if relay_url is None:
             return extension_path()
         folder = self.dir / "extension"
         shutil.copytree(extension_path(), folder)
-        config = {"relayUrl": relay_url, "lanes": lanes, "secret": secret}
+        config = {"relayUrl": relay_url, "lanes": lanes, "secret": secret, "devtools": devtools}
         (folder / "config.json").write_text(json.dumps(config))
+        if devtools:
+            manifest = json.loads((folder / "manifest.json").read_text())
+            manifest["permissions"] = [*manifest.get("permissions", []), "debugger"]
+            (folder / "manifest.json").write_text(json.dumps(manifest, indent=2))
         return folder
 
     def _seed_profile(self, user_scripts: bool) -> None:
@@ -190,7 +205,7 @@ class ChromiumProcess:
         preferences.write_text(json.dumps(prefs))
 
     def _start(
-        self, binary: str, url: str, headless: bool, native_webmcp: bool, args: list[str], lanes: str
+        self, binary: str, url: str, headless: bool, native_webmcp: bool, args: list[str], lanes: str, devtools: bool
     ) -> subprocess.Popen[bytes]:
         flags = [
             binary,
@@ -207,17 +222,47 @@ class ChromiumProcess:
             flags.append("--disable-features=LocalNetworkAccessChecksWebSockets")
         if hasattr(os, "geteuid") and os.geteuid() == 0:  # Chromium refuses to sandbox as root
             flags.append("--no-sandbox")
+        if devtools:
+            flags.append("--remote-debugging-pipe")
         flags += [*args, url]
         self.log_path = self.dir / "chromium.log"
         with open(self.log_path, "wb") as log:
-            return subprocess.Popen(
+            if not devtools:
+                return subprocess.Popen(
+                    flags,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,  # only calls a function resolved before the fork
+                )
+            return self._start_with_pipe(flags, log.fileno())
+
+    def _start_with_pipe(self, flags: list[str], log: int) -> subprocess.Popen[bytes]:
+        """Chromium with the DevTools pipe: it reads commands from its fd 3 and writes to its fd 4."""
+        commands, replies = os.pipe(), os.pipe()  # (read, write) each: commands to the browser, its replies to us
+        held = _hold_low_fds()
+        try:
+            process = subprocess.Popen(
                 flags,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
                 start_new_session=True,
-                preexec_fn=_die_with_parent,  # only calls a function resolved before the fork
+                pass_fds=(3, 4),
+                preexec_fn=_child_with_pipe(commands[0], replies[1]),
             )
+        except BaseException:
+            for fd in (*commands, *replies):
+                os.close(fd)
+            raise
+        finally:
+            for fd in held:
+                os.close(fd)
+        os.close(commands[0])
+        os.close(replies[1])
+        self.devtools = (replies[0], commands[1])
+        return process
 
     @property
     def running(self) -> bool:
@@ -232,6 +277,10 @@ class ChromiumProcess:
     def close(self) -> None:
         self._closing = True
         self._finalizer()
+        if self.devtools is not None:  # nobody took this end of the pipe (launch() failed before it could)
+            for fd in self.devtools:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 def _watch(process: subprocess.Popen[bytes], owner: weakref.ref[ChromiumProcess]) -> None:
@@ -253,6 +302,32 @@ def _parent_death_signal() -> Callable[[], None] | None:
 
 
 _die_with_parent = _parent_death_signal()
+
+
+def _hold_low_fds() -> list[int]:
+    """Make sure this process has fds 3 and 4 open while the browser starts (``pass_fds`` keeps them in the child,
+    where they become the DevTools pipe, and fails on an fd that is not open here): what it opened to do so."""
+    held = []
+    for fd in (3, 4):
+        try:
+            os.fstat(fd)
+        except OSError:
+            held.append(os.open(os.devnull, os.O_RDONLY))  # the lowest free fd: this one
+    return held
+
+
+def _child_with_pipe(reads: int, writes: int) -> Callable[[], None]:
+    """What the child runs before Chromium: its fd 3 becomes ``reads`` and its fd 4 ``writes`` (moved out of the way
+    first, so neither overwrites the other), and it dies with its parent as without the pipe."""
+
+    def setup() -> None:
+        if _die_with_parent is not None:
+            _die_with_parent()
+        high = (fcntl.fcntl(reads, fcntl.F_DUPFD, 10), fcntl.fcntl(writes, fcntl.F_DUPFD, 10))
+        os.dup2(high[0], 3)
+        os.dup2(high[1], 4)
+
+    return setup
 
 
 def _stop(process: subprocess.Popen[bytes], directory: Path) -> None:

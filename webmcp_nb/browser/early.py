@@ -72,6 +72,7 @@ def start_early(
             headless=headless,
             native_webmcp=native_webmcp,
             lanes=lanes,
+            devtools=native_webmcp,  # the page's native tools through the DevTools pipe, as launch() does
         )
     except Exception as exc:  # said by the caller at its first use (BrowserNotFoundError, an OSError of Popen)
         early.error = exc

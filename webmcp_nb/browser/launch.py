@@ -8,6 +8,7 @@ import secrets
 from typing import Literal
 
 from ..core._loop import blocking, on_loop
+from ..devtools.route import DevTools
 from ..link.connection import LocalConnection
 from ..link.relay import Relay
 from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
@@ -32,6 +33,7 @@ async def alaunch(
     user_scripts: bool = True,
     lanes: Literal["loopback", "all", "off"] = "loopback",
     grants: bool = False,
+    devtools: bool = True,
     early: EarlyChromium | None = None,
 ) -> Browser:
     """Start Chromium (a plain subprocess) with the extension and a temporary profile.
@@ -49,18 +51,27 @@ async def alaunch(
     ``grants=True`` holds agents, MCP clients and the side panel's chat in this browser to your per-site grants
     (``wm.grants``), as in your own Chrome; by default a browser the library launched (a fresh profile) is exempt.
 
+    With ``native_webmcp``, the page's own tools are listed and called through the browser's DevTools protocol, on
+    a pipe only this process holds (``--remote-debugging-pipe``: no port is opened), which is the shortest way;
+    the extension still serves skills, the side panels and everything else. ``devtools=False`` takes the
+    extension's way for them too, as in your own Chrome (the same tools, results and errors; for testing that
+    way).
+
     ``early`` is a Chromium :func:`~webmcp_nb.browser.early.start_early` started before (``webmcp-nb mcp
-    --launch``): the relay is served on the socket it dials. Its own options (headless, native WebMCP, lanes, its
-    first tab's page) are those it was started with.
+    --launch``): the relay is served on the socket it dials. Its own options (headless, native WebMCP and its
+    DevTools pipe, lanes, its first tab's page) are those it was started with.
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
     secret = early.secret if early is not None else secrets.token_urlsafe(32)
     relay = await Relay(secret, enforce_grants=grants).start(early.listener if early is not None else None)
     process: ChromiumProcess | None = None
+    pipe: DevTools | None = None
     connection = LocalConnection(relay)
 
     async def shut_down() -> None:
+        if pipe is not None:
+            pipe.close()
         if process is not None:
             await asyncio.get_running_loop().run_in_executor(None, process.close)  # waits for the exit
         await relay.close()
@@ -81,8 +92,13 @@ async def alaunch(
                     args=args,
                     user_scripts=user_scripts,
                     lanes=lanes,
+                    devtools=native_webmcp and devtools,
                 )
             assert process is not None
+            if process.devtools is not None:
+                (reads, writes), process.devtools = process.devtools, None  # the pipe's now
+                pipe = DevTools(reads, writes, relay.devtools_changed)
+                relay.devtools = await pipe.open()
             browser = Browser(
                 connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
             )

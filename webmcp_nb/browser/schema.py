@@ -48,6 +48,7 @@ VALIDATION_TIMEOUT = 2.0
 _validators = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webmcp-nb-validate")
 _loading: concurrent.futures.Future[ModuleType] | None = None
 _loading_lock = threading.Lock()
+_loaded: ModuleType | None = None  # jsonschema once imported: every argument check after asks for nothing more
 _IMPORT_ATTEMPTS = 3
 
 _TYPES: dict[str, Any] = {
@@ -222,10 +223,15 @@ async def checker_loading() -> AsyncIterator[None]:
 
 def _jsonschema() -> ModuleType:
     """``jsonschema``; imported with its IRI checker deferred (:func:`_iri_syntax_deferred`)."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
     if "jsonschema" in sys.modules:  # imported (or being imported by another thread, which import_module waits for)
-        return _imported("jsonschema")
+        _loaded = _imported("jsonschema")
+        return _loaded
     with _iri_syntax_deferred():
-        return _imported("jsonschema")
+        _loaded = _imported("jsonschema")
+    return _loaded
 
 
 def _imported(module: str) -> ModuleType:
@@ -315,7 +321,7 @@ async def check_arguments(
 ) -> None:
     """:func:`validate_arguments` from the library's loop: inline, or, when the schema holds regular expressions
     (a page's ``pattern`` could backtrack for minutes), in a thread with a time limit so the loop keeps serving."""
-    if not (checker := load_checker()).done():
+    if _loaded is None and not (checker := load_checker()).done():
         await asyncio.wrap_future(checker)
     if not has_pattern:
         validate_arguments(name, schema, args, server)

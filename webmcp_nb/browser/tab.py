@@ -158,9 +158,9 @@ class Tab:
                 _say_what_next(exc, limit)
                 raise
             changed = reply.get("toolsChanged") is True
-            if changed:  # the frame says its tools changed while the call ran: ask for them, so they show on return
-                with contextlib.suppress(WebMCPError):  # (the call navigated or closed the tab)
-                    await self.arefresh_tools()
+            if changed and reply.get("toolsShown") is not True:  # the frame says its tools changed while the call
+                with contextlib.suppress(WebMCPError):  # ran: ask for them, so they show on return (unless the
+                    await self.arefresh_tools()  # DevTools pipe already showed them); the call may have navigated
             duration = record.returned(reply["text"])
             return ToolResult(tool_name, reply["text"], duration, reply.get("frameId", tool.frame_id), changed)
 

@@ -297,6 +297,16 @@ class TabTools:
             self._names = (infos, names)
         return names
 
+    def first_names(self, n: int) -> list[str]:
+        """The first ``n`` names in the tab's order, without the index of every name (events say at most a few; a
+        page that registers 10,000 tools changes its list hundreds of times)."""
+        names: dict[str, None] = {}
+        for key in self.infos:
+            if len(names) >= n:
+                break
+            names.setdefault(key[1], None)
+        return list(names)
+
     def get(self, key: ToolKey) -> Tool | None:
         info = self.infos.get(key)
         if info is None:

@@ -174,15 +174,17 @@ def apply_tool_changes(
     in ``order`` when it is given. Mutates and returns ``tools`` (a new dict when it had to be reordered)."""
     for key in removed:
         tools.pop(key, None)
-    appended = False
+    last = tools[next(reversed(tools))] if tools else None  # what appended tools follow
+    appended: list[T] = []
     for key, tool in upserted:
-        appended = appended or key not in tools
+        if key not in tools:
+            appended.append(tool)
         tools[key] = tool
     if order is not None:
         ordered = {key: tools[key] for key in order if key in tools}
         return ordered | tools if len(ordered) < len(tools) else ordered
-    if appended:
-        groups = [group(tool) for tool in tools.values()]
+    if appended:  # the list was in order before: only the appended tools can break it (a check of those alone)
+        groups = [group(tool) for tool in ([last] if last is not None else []) + appended]
         if any(a > b for a, b in itertools.pairwise(groups)):
             return dict(sorted(tools.items(), key=lambda item: group(item[1])))
     return tools
@@ -222,6 +224,9 @@ class TabInfo(BaseModel):
     webmcp: str = ""
     """Which WebMCP the top frame has: ``native``, ``testing`` (Chrome 146–149), or ``polyfill`` (the extension's);
     empty until its bridge reported (pages that are not secure contexts never do)."""
+    target_id: str | None = Field(default=None, alias="targetId")
+    """The tab's DevTools target, when the browser is one the library launched with its DevTools pipe: the relay
+    then takes the page's native tools from the pipe (the extension leaves them out of the tab's tools)."""
 
 
 class InstalledSkill(BaseModel):

@@ -39,10 +39,10 @@ from websockets.typing import Subprotocol
 
 from .._version import __version__
 from . import auth
-from ._sockets import send_soon
+from ._sockets import send_soon, spawn
 from .grant_asks import POLL_EVERY, AskRefused, GrantAsks
 from .grants import GrantStore
-from .lanes import LaneFailure, Lanes
+from .lanes import LaneFailure, Lanes, Settle
 from .listeners import socket_owner
 from .protocol import (
     EXTENSION_ID,
@@ -132,6 +132,25 @@ class RelayClient(Protocol):
     def deliver(self, frame: Frame) -> None: ...
 
 
+class DevToolsRoute(Protocol):
+    """A launched browser's pages through its DevTools pipe (:mod:`webmcp_nb.devtools`): the page's own native tools
+    of each tab it reaches, listed and called there rather than through the extension. It tells the relay of
+    changes through :meth:`Relay.devtools_changed`."""
+
+    def bind(self, tab_id: int, target_id: str | None) -> tuple[list[dict[str, Any]], int]:
+        """Tab ``tab_id`` shows target ``target_id`` (the extension said; ``None``: not known): its tools and how
+        many were left out."""
+        ...
+
+    def call(self, tab_id: int, params: dict[str, Any], settle: Settle) -> Callable[[], None] | None:
+        """Start a ``tool.call``; what cancels it, or ``None`` when this way does not reach the tab."""
+        ...
+
+    async def settled(self, tab_id: int) -> None:
+        """Once what the tab's page reported so far is in the mirror."""
+        ...
+
+
 class _SocketClient:
     """A client on ``/client``."""
 
@@ -149,29 +168,47 @@ class _BrowserPeer:
     tabs: dict[int, dict[str, Any]] = field(default_factory=dict)
     """Each tab as last reported, without its tools."""
     tools: dict[int, dict[ToolKey, dict[str, Any]]] = field(default_factory=dict)
-    """Each tab's tools by key, in the mirror's order (``apply_tool_changes``)."""
+    """Each tab's tools by key, in the mirror's order (``apply_tool_changes``): the extension's, and the page's
+    native tools the DevTools pipe reports for a tab it reaches."""
     page_tools: dict[int, dict[str, list[int]]] = field(default_factory=dict)
     """Per tab, the frames that have each of the page's own tools, top frame first (what a lane can run;
     skill tools run in the worker)."""
+    targets: dict[int, str] = field(default_factory=dict)
+    """Per tab, the DevTools target it shows, when the browser is reached through its DevTools pipe."""
+    devtools: dict[int, set[ToolKey]] = field(default_factory=dict)
+    """Per tab, the keys of the tools the DevTools pipe reported (the extension leaves those out)."""
+    devtools_omitted: dict[int, int] = field(default_factory=dict)
 
     def state(self) -> dict[str, Any]:
         data = self.info.model_dump(by_alias=True, exclude={"tabs"})
-        data["tabs"] = [{**tab, "tools": list(self.tools[tab_id].values())} for tab_id, tab in self.tabs.items()]
+        data["tabs"] = [self.whole(tab_id) for tab_id in self.tabs]
         return data
 
-    def set_tab(self, tab: dict[str, Any], changes: dict[str, Any] | None = None) -> bool:
-        """Take a tab as reported: whole (``tab.tools``), or its fields and ``changes`` (``ToolChanges``) to the
-        tools it had. Malformed changes are refused whole (``False``), so the mirror never drifts from the
-        browser's by part of a message."""
+    def fields(self, tab_id: int) -> dict[str, Any]:
+        """The tab as clients get it, without its tools: tools left out by the pipe counted with the extension's."""
+        tab = self.tabs[tab_id]
+        extra = self.devtools_omitted.get(tab_id, 0)
+        return {**tab, "toolsOmitted": (tab.get("toolsOmitted") or 0) + extra} if extra else tab
+
+    def whole(self, tab_id: int) -> dict[str, Any]:
+        return {**self.fields(tab_id), "tools": list(self.tools.get(tab_id, {}).values())}
+
+    def set_tab(self, tab: dict[str, Any], changes: dict[str, Any] | None = None) -> dict[str, Any] | bool | None:
+        """Take a tab as the extension reports it: whole (``tab.tools``), or its fields and ``changes``
+        (``ToolChanges``) to the tools it had; the pipe's tools of the tab stay. Returns the changes clients are to
+        apply (``None`` for a whole tab), or ``False`` for malformed changes, refused whole, so the mirror never
+        drifts from the browser's by part of a message."""
         tab_id = tab["id"]
+        ours = self.devtools.get(tab_id, set())
+        piped = tab_id in self.targets  # the page's native tools are the pipe's: the extension's are not taken
         if changes is None:
-            tools: dict[ToolKey, dict[str, Any]] = {}
+            tools: dict[ToolKey, dict[str, Any]] = {k: v for k, v in self.tools.get(tab_id, {}).items() if k in ours}
             for tool in tab.get("tools") or ():
-                if (key := _tool_key(tool)) is not None:
+                if (key := _tool_key(tool)) is not None and key not in ours and not (piped and _native(tool)):
                     tools.setdefault(key, tool)
-            self.tools[tab_id] = tools
+            self.tools[tab_id] = apply_tool_changes({}, (), tools.items(), _group)
             self.page_tools[tab_id] = index = cast(dict[str, list[int]], {})
-            for key, tool in tools.items():
+            for key, tool in self.tools[tab_id].items():
                 _index(index, key, tool)
         else:
             removed, upserted = _keys(changes.get("removed")), _keyed(changes.get("upserted"))
@@ -179,6 +216,12 @@ class _BrowserPeer:
             if removed is None or upserted is None or (order is None and changes.get("order") is not None):
                 return False
             tools = self.tools.get(tab_id, {})
+            if ours or piped:  # the extension never names the pipe's tools: keep them, first in any order it gives
+                removed = [k for k in removed if k not in ours]
+                upserted = {k: v for k, v in upserted.items() if k not in ours and not (piped and _native(v))}
+                if order is not None:
+                    order = [k for k in tools if k in ours] + [k for k in order if k not in ours]
+                changes = {"removed": removed, "upserted": list(upserted.values()), "order": order}
             index = self.page_tools.setdefault(tab_id, {})
             for key in {*removed, *upserted}:
                 if (old := tools.get(key)) is not None:
@@ -187,12 +230,53 @@ class _BrowserPeer:
             for key, tool in upserted.items():
                 _index(index, key, tool)
         self.tabs[tab_id] = {k: v for k, v in tab.items() if k != "tools"}
-        return True
+        return changes
+
+    def set_devtools(self, tab_id: int, removed: list[ToolKey], upserted: list[dict[str, Any]], whole: bool) -> None:
+        """The pipe's tools of a tab: what changed, or (``whole``) all of them in place of those it had."""
+        ours = self.devtools.setdefault(tab_id, set())
+        tools, index = self.tools.setdefault(tab_id, {}), self.page_tools.setdefault(tab_id, {})
+        if whole:
+            removed = list(ours)
+        keyed = [((tool["frameId"], tool["name"]), tool) for tool in upserted]
+        # an entry of the extension's under one of the pipe's keys (it reported the tab before it knew the pipe
+        # serves it) goes first, so the pipe's joins in its own order: the caller tells clients the same
+        taken = [key for key, _ in keyed if key in tools and key not in ours]
+        removed[:0] = taken
+        gone = [key for key in removed if key in ours or key in taken]
+        for key in gone:
+            ours.discard(key)
+            if (old := tools.get(key)) is not None:
+                _unindex(index, key, old)
+        for key, tool in keyed:
+            if (old := tools.get(key)) is not None:
+                _unindex(index, key, old)
+            ours.add(key)
+            _index(index, key, tool)
+        self.tools[tab_id] = apply_tool_changes(tools, gone, keyed, _group)
 
     def drop_tab(self, tab_id: Any) -> bool:
         self.page_tools.pop(tab_id, None)
         self.tools.pop(tab_id, None)
+        self.targets.pop(tab_id, None)
+        self.devtools.pop(tab_id, None)
+        self.devtools_omitted.pop(tab_id, None)
         return self.tabs.pop(tab_id, None) is not None
+
+    def skill_tool(self, tab_id: int, name: Any, frame: Any) -> bool:
+        """Whether a call for ``name`` (in ``frame``, if given) is for a skill's tool, which the worker runs."""
+        tools = self.tools.get(tab_id, {})
+        ours = self.devtools.get(tab_id, set())
+        if frame is not None:
+            tool = tools.get((frame, name))
+            return tool is not None and (frame, name) not in ours and tool.get("source") not in PAGE_SOURCES
+        if any(key[1] == name for key in ours):
+            return False
+        return any(key[1] == name and tool.get("source") not in PAGE_SOURCES for key, tool in tools.items())
+
+
+def _native(tool: dict[str, Any]) -> bool:
+    return bool(tool.get("source", "native") == "native")
 
 
 def _other_account(connection: ServerConnection) -> int | None:
@@ -275,6 +359,7 @@ class _Pending:
     browser_id: str
     opener: _Session | None = None
     """The session whose ``tab.open`` this is: the tab is its to close when it ends."""
+    method: str = ""
 
 
 class Refusal(NamedTuple):
@@ -350,6 +435,8 @@ class Relay:
         )
         """Per-site grants: checks, the asks waiting for the user, their answers."""
         self._grants_task: asyncio.Task[None] | None = None
+        self.devtools: DevToolsRoute | None = None
+        """How a launched browser's native page tools are listed and called, if not through its extension."""
 
     @property
     def secret(self) -> str:
@@ -540,6 +627,7 @@ class Relay:
         peer = _BrowserPeer(connection, info)
         for tab in info.tabs:
             peer.set_tab(tab.model_dump(by_alias=True))
+            self._bind_devtools(peer, tab.id)
         self.browser_connections += 1
         previous = self._browsers.get(info.id)
         self._browsers[info.id] = peer
@@ -585,18 +673,28 @@ class Relay:
             else:
                 out["result"] = msg.result
             self._cancellers.pop((pending.client, pending.client_id), None)
-            pending.client.deliver(Frame(out))
+            tab_id = msg.result.get("tabId") if isinstance(msg.result, dict) else None
+            if self.devtools is not None and pending.method in _SETTLED_ACTIONS and tab_id in peer.targets:
+                spawn(self._deliver_settled(self.devtools, pending.client, Frame(out), tab_id))
+            else:
+                pending.client.deliver(Frame(out))
         elif msg.method == Method.LANE_GRANT.value:
             self.lanes.grant(peer.info.id, msg.params)
         elif msg.method == Method.TAB_UPDATED.value:
             tab, changes = msg.params.get("tab"), msg.params.get("changes")  # passed on as they are: clients validate
             if not isinstance(tab, dict) or not _is_int(tab.get("id")) or not isinstance(changes, dict | None):
                 return
-            if not peer.set_tab(tab, changes):
+            taken = peer.set_tab(tab, changes)
+            if taken is False:
                 log.warning("malformed tool changes from browser %s: ignored", peer.info.id)
                 return
+            if self._bind_devtools(peer, tab["id"]):  # the pipe's tools join (or leave): the whole tab goes out
+                self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": peer.whole(tab["id"])})
+                return
+            if self.devtools is not None:
+                tab = peer.fields(tab["id"])
             pushed = {"browserId": peer.info.id, "tab": tab}
-            self._broadcast(Method.TAB_UPDATED, pushed if changes is None else {**pushed, "changes": changes})
+            self._broadcast(Method.TAB_UPDATED, pushed if taken is None else {**pushed, "changes": taken})
         elif msg.method == Method.SKILLS_UPDATED.value:
             try:
                 peer.info.skills = [InstalledSkill.model_validate(s) for s in msg.params.get("skills") or []]
@@ -615,6 +713,8 @@ class Relay:
                 self._broadcast(Method.PANEL_EVENT, {"browserId": peer.info.id, "event": event.model_dump()})
         elif msg.method == Method.TAB_REMOVED.value:
             tab_id = msg.params.get("tabId")
+            if self.devtools is not None and _is_int(tab_id) and tab_id in peer.targets:
+                self.devtools.bind(tab_id, None)
             if peer.drop_tab(tab_id):
                 self._broadcast(Method.TAB_REMOVED, {"browserId": peer.info.id, "tabId": tab_id})
                 self._unbind_where(lambda s: s.browser_id == peer.info.id and s.tab_id == tab_id)
@@ -626,6 +726,13 @@ class Relay:
                 owner, _, tab_id = bridge
                 params = {"browserId": peer.info.id, "tabId": tab_id, **msg.params}
                 owner.deliver(Frame({"method": Method.BRIDGE_EVENT.value, "params": params}))
+
+    @staticmethod
+    async def _deliver_settled(devtools: DevToolsRoute, client: RelayClient, frame: Frame, tab_id: int) -> None:
+        """A tab action's reply, once the tools its page registered meanwhile are in the mirror (the pipe and the
+        extension's socket are read side by side: either may be ahead)."""
+        await devtools.settled(tab_id)
+        client.deliver(frame)
 
     def _fail_pending(self, browser_id: str, why: str) -> None:
         for rid, pending in list(self._pending.items()):
@@ -764,11 +871,14 @@ class Relay:
                 client.deliver(_error_frame(client_id, ErrorCode.BAD_REQUEST, "bridge.open needs a new bridgeId"))
                 return
             self._bridges[bridge_id] = (client, peer.info.id, params.get("tabId"))
-        if method == Method.TOOL_CALL.value and self._call_on_lane(client, client_id, peer, params):
+        if method == Method.TOOL_CALL.value and (
+            self._call_on_devtools(client, client_id, peer, params)
+            or self._call_on_lane(client, client_id, peer, params)
+        ):
             return
         rid = next(self._ids)
         opener = session if method == Method.TAB_OPEN.value else None
-        self._pending[rid] = _Pending(client, client_id, peer.info.id, opener)
+        self._pending[rid] = _Pending(client, client_id, peer.info.id, opener, method)
         params = {k: v for k, v in params.items() if k != "browserId"}
         if method == Method.TOOL_CALL.value:
             params["callId"] = rid
@@ -777,6 +887,62 @@ class Relay:
                 connection, notification(Method.TOOL_CANCEL, {"callId": rid})
             )
         send_soon(peer.connection, json.dumps({"id": rid, "method": method, "params": params}))
+
+    def _call_on_devtools(
+        self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict[str, Any]
+    ) -> bool:
+        """Run a page tool through the DevTools pipe, if the browser is reached that way and the tab is one it knows;
+        ``False`` leaves it to the lanes and the worker (skill tools run there)."""
+        tab_id = params.get("tabId")
+        if self.devtools is None or not _is_int(tab_id) or tab_id not in peer.targets:
+            return False
+        if peer.skill_tool(tab_id, params.get("name"), params.get("frameId")):
+            return False
+        settled = False
+
+        def settle(result: dict[str, Any] | None, error: dict[str, Any] | None) -> None:
+            nonlocal settled
+            settled = True
+            self._cancellers.pop((client, client_id), None)
+            client.deliver(Frame({"id": client_id, "error": error} if error else {"id": client_id, "result": result}))
+
+        cancel = self.devtools.call(tab_id, params, settle)
+        if cancel is None:
+            return False
+        if not settled:
+            self._cancellers[(client, client_id)] = cancel
+        return True
+
+    def _bind_devtools(self, peer: _BrowserPeer, tab_id: int) -> bool:
+        """Tell the pipe which target a tab shows, when the extension says something new of it; its tools then
+        join the tab's (those of the target it showed before leave). Whether anything changed."""
+        if self.devtools is None:
+            return False
+        target = peer.tabs.get(tab_id, {}).get("targetId")
+        target = target if isinstance(target, str) and target else None
+        if peer.targets.get(tab_id) == target:
+            return False
+        if target is None:
+            peer.targets.pop(tab_id, None)
+        else:
+            peer.targets[tab_id] = target
+        tools, omitted = self.devtools.bind(tab_id, target)
+        peer.set_devtools(tab_id, [], tools, whole=True)
+        peer.devtools_omitted[tab_id] = omitted
+        return True
+
+    def devtools_changed(
+        self, tab_id: int, removed: list[ToolKey], upserted: list[dict[str, Any]], omitted: int
+    ) -> None:
+        """What changed in a tab's native tools, as the DevTools pipe reports it: into the mirror, and to clients."""
+        peer = next((p for p in self._browsers.values() if tab_id in p.targets), None)
+        if peer is None:
+            return
+        removed = list(removed)
+        peer.set_devtools(tab_id, removed, upserted, whole=False)  # (adds what it replaced of the extension's)
+        peer.devtools_omitted[tab_id] = omitted
+        changes = {"removed": [list(key) for key in removed], "upserted": upserted}
+        self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": peer.fields(tab_id), "changes": changes})
 
     def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict[str, Any]) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
@@ -997,6 +1163,11 @@ def _note_opened(session: _Session, browser_id: str, result: Any, error: RemoteE
     if isinstance(tab_id, int) and not isinstance(tab_id, bool):
         session.opened.add((browser_id, tab_id))
 
+
+_SETTLED_ACTIONS = frozenset(
+    m.value for m in (Method.TAB_OPEN, Method.TAB_NAVIGATE, Method.TAB_RELOAD, Method.TAB_BACK, Method.TAB_SYNC)
+)
+"""Tab actions whose reply says the tab's tools are in the mirror: with the DevTools pipe, the pipe's too."""
 
 _GRANT_METHODS = frozenset(
     m.value for m in (Method.GRANTS_CHECK, Method.GRANTS_LIST, Method.GRANTS_ANSWER, Method.GRANTS_REVOKE)

@@ -6,7 +6,7 @@
 (() => {
   'use strict';
   const FROM_BRIDGE = new Set(['tools', 'result']);
-  const FROM_WORKER = new Set(['call', 'cancel', 'sync']);
+  const FROM_WORKER = new Set(['call', 'cancel', 'sync', 'lazy']);
   const FROM_LANE = new Set(['call', 'cancel']);
   const channel = new MessageChannel();
   const bridge = channel.port1;

@@ -197,10 +197,18 @@
   let reset = true;
   const bySequence = (a, b) => (registeredAt.get(a) ?? Infinity) - (registeredAt.get(b) ?? Infinity);
 
+  let current = null; // the listing waiting for the page's tools: its sync ids and the change count it began at
   async function report(syncIds) {
     const names = new Set();
     const listed = new Map();
-    for (const tool of (await listAll()).flat()) {
+    current = { syncIds, changes };
+    let lists;
+    try {
+      lists = await listAll();
+    } finally {
+      current = null;
+    }
+    for (const tool of lists.flat()) {
       if (names.has(tool.name)) continue;
       names.add(tool.name);
       const text = toText(tool);
@@ -249,13 +257,22 @@
   });
   let queued = null; // the sync ids of the listing that has not started yet
   function requestReport(syncId) {
+    // A sync asked while a listing waits for the page's tools, with nothing changed since it began, is answered by
+    // that listing's report (a call that changed the tools asks for them while the change's own listing runs).
+    if (syncId !== undefined && !queued && current?.changes === changes) {
+      current.syncIds.push(syncId);
+      return;
+    }
     if (!queued) {
       const syncIds = (queued = []);
       chain = chain.then(() => { queued = null; return report(syncIds); }).catch(() => {});
     }
     if (syncId !== undefined) queued.push(syncId);
   }
-  for (const backend of backends) backend.onChange(() => (noteChange(), requestReport()));
+  // `lazy`: the worker said nobody needs this frame's tools as they change (the relay lists them through the browser's
+  // DevTools protocol, and no side panel is open): a change is only counted, and reported with the next sync.
+  let lazy = false;
+  for (const backend of backends) backend.onChange(() => (noteChange(), lazy || requestReport()));
   requestReport();
 
   function failure(code, message, data) {
@@ -297,6 +314,10 @@
     else if (data?.type === 'cancel') running.get(data.id)?.abort(new DOMException('Call timed out', 'AbortError'));
     else if (data?.type === 'sync') requestReport(data.syncId);
     else if (data?.type === 'reset') reset = true;
+    else if (data?.type === 'lazy') {
+      if (lazy && data.lazy !== true) requestReport(); // what changed meanwhile
+      lazy = data.lazy === true;
+    }
   }
 
   onPortMessage = (data) => (isArray(data) ? data.forEach(receive) : receive(data));
