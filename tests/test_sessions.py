@@ -433,14 +433,14 @@ def test_a_replay_asks_before_a_tool_whose_risk_it_cannot_see(polyfill_browser, 
         ("tool.returned", {"tool": "big_02999", "text": "2999"}),
     ]
     directory = write_session(tmp_path / "crafted", url, called)
-    tab = polyfill_browser.open(url)
-    try:
-        with pytest.warns(wm.ToolsOmittedWarning):
+    with pytest.warns(wm.ToolsOmittedWarning):  # from the first look at the tab's tools, which open() may take
+        tab = polyfill_browser.open(url)
+        try:
             eventually(lambda: tab.tools.omitted, 30, "the mirror to leave tools out")
             assert "big_02999" not in tab.tools
             report = wm.replay_calls(wm.Session.load(directory), tab, progress=False)
-    finally:
-        tab.close()
+        finally:
+            tab.close()
     assert report.denied == ["big_02999"], str(report)
     assert [e.data["risk"] for e in report.session.events if e.kind == "confirmation.requested"] == ["high"]
     assert not [e for e in report.session.events if e.kind == "tool.called"]  # the page never saw the call
