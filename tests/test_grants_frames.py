@@ -16,14 +16,21 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from cdp import configure_chat, playwright_context
 from eventually import eventually
 from mcp_peers import Daemon, mcp_session, users_chrome
 
 import webmcp_nb as wm
 from webmcp_nb.link.grants import origin_of
+from webmcp_nb.link.protocol import EXTENSION_ID
 from webmcp_nb.testing import ScriptedServer, call, say
 
+expect = pytest.importorskip("playwright.sync_api").expect
+
 pytestmark = [pytest.mark.browser]
+
+PANEL = f"chrome-extension://{EXTENSION_ID}/sidepanel/sidepanel.html"
+TIMEOUT = 20_000  # ms, for every wait on the side panel
 
 WORDS = "The user's balance, in the bank's own words."
 """The description the bank's frame gives its tool (tests/pages/bank.js)."""
@@ -63,6 +70,11 @@ def granted(notebook: wm.Browser, site: str) -> None:
     wm.grants.allow(site, "read")
     changed = lambda: [e for e in notebook.events.since(mark + 1) if e.kind == "grant.changed"]  # noqa: E731
     eventually(lambda: any(e.data.get("site") == site for e in changed()), 20, "the grant, told")
+
+
+def chromium(daemon: Daemon) -> Any:
+    assert daemon.chromium is not None
+    return daemon.chromium
 
 
 def texts(result: types.CallToolResult) -> str:
@@ -129,3 +141,49 @@ def test_the_agent_and_the_bridge_offer_no_tool_of_a_frame_whose_site_was_never_
 
         agent.run("and now?")
         assert WORDS in json.dumps(model.requests[2]) and "Not listed" not in json.dumps(model.requests[2])
+
+
+def test_the_side_panels_chat_offers_a_frames_tools_only_as_its_site_allows(
+    server: Any, daemon: Daemon, notebook: wm.Browser
+) -> None:
+    """``cross-frame.html`` (the page: act) embeds a frame of localhost (never granted): the chat is not offered its
+    tools; granted read, it is, and calling one that changes something asks the user for act on the frame's site
+    (the page's grant does not cover it), who says never: the frame never sees the call."""
+    page, frame = server.url("t/cross-frame.html"), f"http://localhost:{server.port}"
+    wm.grants.allow(page, "act")
+    tab = notebook.open(page)
+    tab.wait_for_tool("sendPin", timeout=20)
+    words = "Greets from the frame."
+    script = [call("frameGreeting"), say("No such tool."), call("frameGreeting"), say("Refused.")]
+    with ScriptedServer(script) as model, playwright_context(chromium(daemon).profile_dir) as seen:
+        configure_chat(seen, model.base_url)
+        panel = seen.new_page()
+        panel.goto(f"{PANEL}?tab={tab.id}")
+        expect(panel.locator("#relay-state")).to_have_attribute("data-ok", "true", timeout=TIMEOUT)
+        answers = panel.locator("#chat-transcript .message.assistant")
+
+        def ask(text: str, answer: str) -> None:
+            panel.fill("#chat-input", text)
+            panel.click("#chat-send")
+            expect(answers.last).to_contain_text(answer, timeout=TIMEOUT)
+
+        ask("Greet me.", "No such tool.")
+        first = json.dumps(model.requests[0])
+        assert words not in first and "frameGreeting" not in first and "sendPin" not in first
+        assert f"Not listed: 2 tools of frames of sites not granted to you ({frame} (2))" in first
+        assert "There is no tool named" in model.requests[1]["messages"][-1]["content"]
+
+        wm.grants.allow(frame, "read")  # the user lets models read the frame's site: the chat is offered its tools
+        row = panel.locator(f'#grants li[data-site="{frame}"]')
+        expect(row).to_have_attribute("data-level", "read", timeout=TIMEOUT)
+        panel.fill("#chat-input", "Greet me again.")
+        panel.click("#chat-send")
+        card = panel.locator("#confirmations .card.grant:not(.resolved)")
+        expect(card.locator(".site")).to_have_text(frame, timeout=TIMEOUT)  # act on the frame's site: asked
+        card.locator("button.grant-never").click()
+        expect(answers.last).to_contain_text("Refused.", timeout=TIMEOUT)
+    assert words in json.dumps(model.requests[2]["tools"])
+    refused = model.requests[3]["messages"][-1]["content"]
+    assert "PERMISSION_DENIED" in refused and frame in refused and "never" in refused, refused
+    called = [e for e in notebook.events.of_kind("tool.called") if e.data.get("tool") == "frameGreeting"]
+    assert not called  # the frame never saw the call

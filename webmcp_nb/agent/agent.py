@@ -608,8 +608,7 @@ class Agent:
     def _conversation(self, specs: dict[str, ToolSpec]) -> list[dict[str, Any]]:
         """The messages of a request: the system message, then the conversation with the page's title and URL
         in a data block at its start (the page's words never get the system role)."""
-        context = page_context(self.tab.title, self.tab.url)
-        context += f"\n[webmcp-nb: {self._hidden}]" if self._hidden else ""  # no page text: counts and sites
+        context = page_context(self.tab.title, self.tab.url, self._hidden)
         messages = list(self.messages)
         if messages and messages[0].get("role") == "user" and isinstance(messages[0].get("content"), str):
             messages[0] = {**messages[0], "content": f"{context}\n\n{messages[0]['content']}"}

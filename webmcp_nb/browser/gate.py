@@ -42,6 +42,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from ..core.agent_rules import hidden_note
 from ..core.errors import NavigatedError, PermissionDeniedError, ProtocolError
 from ..link.grant_asks import ASK_TIMEOUT
 from ..link.grants import origin_of, satisfies
@@ -152,20 +153,9 @@ class Offer:
         return [tool for tool in tools if self.offers(tool.origin)]
 
     def note(self) -> str | None:
-        """What a listing says of the tools held back, without their names or descriptions (their site's text):
-        how many, of which sites, and how the user grants one; ``None`` when none was."""
-        if not self.hidden:
-            return None
-        count = sum(self.hidden.values())
-        sites = ", ".join(f"{site} ({n})" for site, n in sorted(self.hidden.items()))
-        granted = [site for site in sorted(self.hidden) if site != "null"]
-        how = (
-            f"the user can grant one for reading (`webmcp-nb grants allow {granted[0]} read`), then they are listed"
-            if granted
-            else "a frame of no site (a sandboxed one) cannot be granted"
-        )
-        tools = "tool" if count == 1 else "tools"
-        return f"Not listed: {count} {tools} of frames of sites not granted to you ({sites}); {how}."
+        """What a listing says of the tools held back (:func:`~webmcp_nb.core.agent_rules.hidden_note`: how many,
+        of which sites, how the user grants one; never their text); ``None`` when none was."""
+        return hidden_note(self.hidden)
 
 
 async def check_site(
