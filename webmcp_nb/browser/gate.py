@@ -23,12 +23,13 @@ context variable. Browsers the library launched are exempt unless ``launch(grant
 once without a round trip.
 
 What a model is shown of a page's tools follows one rule, :class:`Offer`, in every face that offers them (the MCP
-server's ``tools/list``, ``list_page_tools`` and tab summaries, the agent's tool list, the bridge's): none while the
-page's site may not be read, and a tool a cross-origin frame registered only while that frame's site may be read
-too (``read`` or ``act`` granted, or allowed ``once`` in this task). A frame of a site never granted offers nothing:
-its tools' names and descriptions are that site's text, and reach no model; the listing says only how many tools of
-which sites are hidden, and how the user grants them. It never asks (a listing waits for nobody). A call to such a
-tool by a name the model guessed still passes :func:`check_call`, which asks.
+server's ``tools/list``, ``list_page_tools`` and tab summaries, the agent's tool list, the bridge's; the side panel's
+chat applies its twin, ``offeredTools`` in ``extension/chat/agent-core.js``): none while the page's site may not be
+read, and a tool a cross-origin frame registered only while that frame's site may be read too (``read`` or ``act``
+granted, or allowed in this task). A frame of a site never granted offers nothing: its tools' names and
+descriptions are that site's text, and reach no model; the listing says only how many tools of which sites are
+hidden, and how the user grants them. It never asks (a listing waits for nobody). A call to such a tool by a name
+the model guessed still passes :func:`check_call`, which asks.
 
 The relay checks its copy of the tab's URL, and the tab can move before the task acts on what it was allowed. So
 each site a check allowed binds the task (:mod:`.checked`): a screenshot, a skill injected, a listing it then takes
