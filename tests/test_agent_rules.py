@@ -1,7 +1,8 @@
 """One set of agent rules for both faces: the notebook's agent and the side panel's chat follow
 ``webmcp_nb/core/agent_rules.py``, whose data is generated into ``extension/chat/agent-rules.js``; the functions
 that apply it exist in both languages and must give exactly the results in ``tests/vectors/agent_rules.json`` — Python
-here, the real extension modules through Node."""
+here, the real extension modules through Node. That includes which page tools a model is offered (``gate.Offer``:
+a frame's only while its site may be read) and what the list says of those it held back."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,6 +21,7 @@ import pytest
 from webmcp_nb.agent.model_io import Usage, assistant_message
 from webmcp_nb.agent.model_tools import model_name, normalize_schema, tool_specs
 from webmcp_nb.agent.providers import PRESETS, resolve_provider
+from webmcp_nb.browser.gate import Offer
 from webmcp_nb.browser.tools import Tool
 from webmcp_nb.core import agent_rules
 from webmcp_nb.core.agent_rules import (
@@ -35,6 +38,7 @@ from webmcp_nb.core.agent_rules import (
     risk_of,
     stop_note,
 )
+from webmcp_nb.link.grants import origin_of
 from webmcp_nb.link.protocol import ToolInfo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +79,7 @@ def expected(vectors: dict[str, Any]) -> dict[str, list[Any]]:
             {"ids": c["expected_ids"], "message": c["expected"]} for c in vectors["assistant_messages"]
         ],
         "usages": [c["expected"] for c in vectors["usages"]],
+        "offers": [c["expected"] for c in vectors["offers"]],
     }
 
 
@@ -128,6 +133,12 @@ def python_results(vectors: dict[str, Any]) -> dict[str, list[Any]]:
         )
         return {"ids": [c[0] for c in calls], "message": history}
 
+    def offer(case: dict[str, Any]) -> dict[str, Any]:
+        tab = SimpleNamespace(url=case["url"], origin=case["origin"], browser=None)
+        offered = Offer(tab, lambda url: origin_of(url) in case["readable"])
+        tools = [SimpleNamespace(name=t["name"], origin=t.get("origin")) for t in case["tools"]]
+        return {"tools": [t.name for t in offered.select(tools)], "note": offered.note()}
+
     def usage(case: dict[str, Any]) -> dict[str, int] | None:
         found = Usage.from_api(case["raw"])
         return found.as_dict() if found else None
@@ -153,6 +164,7 @@ def python_results(vectors: dict[str, Any]) -> dict[str, list[Any]]:
         ],
         "assistant_messages": [message(c) for c in vectors["assistant_messages"]],
         "usages": [usage(c) for c in vectors["usages"]],
+        "offers": [offer(c) for c in vectors["offers"]],
     }
 
 

@@ -5,7 +5,11 @@ origin) whose tools claim to belong to "the page you are on"."""
 
 from __future__ import annotations
 
+import json
+import threading
 from typing import Any
+
+from eventually import eventually
 
 import webmcp_nb as wm
 from webmcp_nb.core.display import escape
@@ -56,22 +60,43 @@ def test_a_cross_origin_frames_tools_name_their_origin_everywhere(open_tab, serv
 
 def test_a_cross_origin_frames_tool_needs_the_grant_of_its_own_site(server) -> None:
     """The page's grant does not cover a frame of another site (it acts there, with that site's cookies): an agent
-    calls the frame's tool only as the frame's site allows (here, never), the page's own tools as the page's does."""
+    is offered the frame's tools only while the frame's site may be read, and calls one only as that site allows
+    (here read: the user is asked for act, and says never); the page's own tools as the page's grant allows. A site
+    said never offers nothing more: the next request says only that its tools are held back."""
     page, frame, _ = origins(server)
-    script = [call("sendPin", pin="1234"), call("hostTool"), say("done")]
+    script = [call("sendPin", pin="1234"), call("hostTool"), say("done"), say("it is gone")]
+    asked: list[str] = []
     with wm.launch(grants=True) as browser, ScriptedServer(script) as model:
         tab = browser.open(server.url("t/cross-frame.html"))
         tab.wait_for_tool("sendPin", timeout=10)
+        panel = wm.panel(tab)
+
+        def user() -> None:
+            card = eventually(lambda: list(panel.grant_cards.values()), 30, "the ask for the frame's site")[0]
+            asked.append(card.text.value)
+            card.buttons["never"].click()
+
         wm.grants.allow(page, "act")
-        wm.grants.deny(frame)
+        wm.grants.allow(frame, "read")
+        helper = threading.Thread(target=user)
+        helper.start()
         try:
             agent = wm.Agent(tab, base_url=model.base_url, api_key="test", model="scripted", confirm="never")
             agent.run("send the PIN")
+            helper.join(30)
+            agent.run("send it again")
         finally:
+            panel.close()
             wm.grants.revoke(page)
             wm.grants.revoke(frame)
-        results = [m["content"] for m in model.requests[-1]["messages"] if m["role"] == "tool"]
+        offered = [[t["function"]["name"] for t in request["tools"]] for request in model.requests]
+        results = [m["content"] for m in model.requests[2]["messages"] if m["role"] == "tool"]
         called = [e.data["tool"] for e in browser.events.of_kind("tool.called")]
+        last = json.dumps(model.requests[-1])
+    assert offered[0] == ["hostTool", "frameGreeting", "sendPin"] and offered[-1] == ["hostTool"]
+    assert frame in asked[0] and "sendPin" in asked[0], asked
     assert "PERMISSION_DENIED" in results[0] and frame in results[0] and "never" in results[0], results[0]
     assert 'status="ok"' in results[1] and "host" in results[1]
     assert called == ["hostTool"]  # the frame never saw the call
+    assert "Greets from the frame" not in last
+    assert f"Not listed: 2 tools of frames of sites not granted to you ({frame} (2))" in last

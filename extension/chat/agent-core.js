@@ -46,10 +46,12 @@ export function resultText(toolName, status, body, untrusted = false, limit = LI
   return `${head}\n${escapeText(cut(String(body), limit))}\n${FRAMING.result_close}`;
 }
 
-// The page's title and URL as a data block for the conversation (never the system message).
-export function pageContext(title, url) {
+// The page's title and URL as a data block for the conversation (never the system message); then `hidden`
+// (hiddenNote), if any.
+export function pageContext(title, url, hidden = null) {
   const line = (text) => escapeText(cut(String(text ?? '').replace(CONTROL_CHARACTERS, ' '), LIMITS.max_page_field_chars));
-  return fill(FRAMING.page_context, { title: line(title), url: line(url) });
+  const block = fill(FRAMING.page_context, { title: line(title), url: line(url) });
+  return hidden ? `${block}\n${fill(FRAMING.hidden, { note: hidden })}` : block;
 }
 
 // ----- risk and confirmation -----
@@ -130,6 +132,49 @@ export function openCallText(state, reason, values = {}) {
 // The user message that tells the next turn's model why the previous one ended without an answer.
 export function stopNote(reason, values = {}) {
   return fill(TEXTS.note[reason], stopValues(values));
+}
+
+// ----- which page tools a model is offered (webmcp_nb/browser/gate.py's Offer) -----
+
+// A URL's site, as a grant names it (the relay normalises sites itself); null for a page of no site.
+export function siteOf(url) {
+  try {
+    const { origin } = new URL(url);
+    return origin === 'null' ? null : origin;
+  } catch (_) {
+    return null;
+  }
+}
+
+// The tools of `tab` ({url, origin, tools}) a model may be offered, and what is said of those held back:
+// none while `readable(tab.url)` is false; a tool a cross-origin frame registered only while `readable(its
+// origin)` too. A held-back tool's name and description are its site's text: the note gives counts and sites.
+export function offeredTools(tab, readable) {
+  if (!tab || !readable(tab.url)) return { tools: [], note: null };
+  const frames = new Map();
+  const hidden = {};
+  const tools = (tab.tools ?? []).filter(({ origin }) => {
+    if (!origin || !tab.origin || origin === tab.origin) return true; // the page's own
+    if (!frames.has(origin)) frames.set(origin, !!readable(origin));
+    if (frames.get(origin)) return true;
+    const site = siteOf(origin) ?? 'null';
+    hidden[site] = (hidden[site] ?? 0) + 1;
+    return false;
+  });
+  return { tools, note: hiddenNote(hidden) };
+}
+
+// What a listing says of the tools it held back ({site: count}): how many, of which sites, and how the user
+// grants one; null when none was.
+export function hiddenNote(hidden) {
+  const sites = Object.keys(hidden).sort();
+  if (!sites.length) return null;
+  const words = TEXTS.hidden;
+  const count = sites.reduce((sum, site) => sum + hidden[site], 0);
+  const grantable = sites.filter((site) => site !== 'null');
+  const how = grantable.length ? fill(words.grant, { site: grantable[0] }) : words.no_site;
+  const tools = count === 1 ? words.one : fill(words.many, { count });
+  return fill(words.note, { tools, sites: sites.map((site) => `${site} (${hidden[site]})`).join(', '), how });
 }
 
 // ----- tools as the model sees them -----

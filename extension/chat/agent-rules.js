@@ -54,14 +54,22 @@ export const TEXTS = freeze({
     "cancelled": "[The user stopped the previous turn before an answer.]",
     "error": "[The previous turn failed before an answer: {error}]"
   },
-  "no_page": "No page is selected."
+  "no_page": "No page is selected.",
+  "hidden": {
+    "note": "Not listed: {tools} of frames of sites not granted to you ({sites}); {how}.",
+    "one": "1 tool",
+    "many": "{count} tools",
+    "grant": "the user can grant one for reading (`webmcp-nb grants allow {site} read`), then they are listed",
+    "no_site": "a frame of no site (a sandboxed one) cannot be granted"
+  }
 });
 export const FRAMING = freeze({
   "result_open": "<tool_result tool=\"{tool}\" status=\"{status}\"{untrusted}>",
   "untrusted_mark": " untrusted=\"true\"",
   "result_close": "</tool_result>",
   "page_context": "<page_context untrusted=\"true\">\ntitle: {title}\nurl: {url}\n</page_context>",
-  "cut": "… [{more} more characters cut]"
+  "cut": "… [{more} more characters cut]",
+  "hidden": "[webmcp-nb: {note}]"
 });
 export const RISK = freeze({
   "levels": [

@@ -13,13 +13,14 @@
 //   tab(tabId) → tab info {id, url, title, tools} or null     call(tabId, name, args) → {ok, text?, error?}
 //   emit(kind, tabId, data)                                    confirm({id, tool, arguments, risk, tabId}, signal) → boolean
 //   settle(tabId) → resolves once the worker re-read the tab's tools, after a step that may have changed them
-//   allow({tabId, need, model, action, tool?, risk?, held?, heldSite?, timeoutMs}) → {ok, answer?, error?}: the site's grant
-//     (the relay's grants.check; it asks the user when the site was never granted)
+//   allow({tabId | url, need, model, action, tool?, risk?, held?, heldSite?, timeoutMs}) → {ok, answer?, site?, error?}: the
+//     site's grant (the relay's grants.check; it asks the user when the site was never granted)
+//   readable(url) → whether the grants, as the relay last sent them, let a model read url's site (no ask)
 //   startAssistant(), delta(text), step({tool, status, summary}), notice(text)   — transcript updates
 import { CONFIRM, LIMITS, PROVIDERS, SYSTEM_PROMPT, TEXTS } from './agent-rules.js';
 import {
-  addUsage, assistantMessage, fill, isUntrusted, needsConfirmation, openCallText, pageArguments, pageContext,
-  parseArguments, providerFor, resolvePolicy, resultText, stopNote, toolSpecs,
+  addUsage, assistantMessage, fill, isUntrusted, needsConfirmation, offeredTools, openCallText, pageArguments,
+  pageContext, parseArguments, providerFor, resolvePolicy, resultText, siteOf, stopNote, toolSpecs,
 } from './agent-core.js';
 import { ModelIO } from './model-io.js';
 import { GRANT_ASK_TIMEOUT_S } from '../shared/protocol.js';
@@ -51,26 +52,17 @@ export async function readSettings() {
   return checkSettings(sidecar);
 }
 
-// The messages of a request: the page context block starts the conversation (its first user message).
-function conversation(tab, history) {
+// The messages of a request: the page context block starts the conversation (its first user message), with
+// what the tool list held back (`hidden`).
+function conversation(tab, history, hidden) {
   const system = { role: 'system', content: tab ? SYSTEM_PROMPT : `${SYSTEM_PROMPT}\n\n${TEXTS.no_page}` };
   if (!tab) return [system, ...history];
-  const context = pageContext(tab.title, tab.url);
+  const context = pageContext(tab.title, tab.url, hidden);
   const [first, ...rest] = history;
   if (first?.role === 'user' && typeof first.content === 'string') {
     return [system, { ...first, content: `${context}\n\n${first.content}` }, ...rest];
   }
   return [system, { role: 'user', content: context }, ...history];
-}
-
-// A page's site as the holds of `once` answers key it (the relay normalises sites itself).
-function siteOf(url) {
-  try {
-    const { origin } = new URL(url);
-    return origin === 'null' ? null : origin;
-  } catch (_) {
-    return null;
-  }
 }
 
 const aborted = (signal) => new Promise((_, reject) => {
@@ -129,6 +121,7 @@ export class ChatLoop {
       tabId, settings, history: this.messages, signal: controller.signal, deadline: Date.now() + TURN_TIMEOUT_MS,
       steps: 0, open: new Map(), answer: null, stopped: null, usage: null, // open: call id → {name, state}
       held: new Map(), // site → what an answer of `once` allowed for the rest of this turn
+      allowed: new Set(), // every site a check of this turn allowed (the grants the relay sends may come later)
     };
     turn.history.push({ role: 'user', content: task });
     emit('chat.message', { role: 'user', text: task, model: settings.model });
@@ -169,9 +162,10 @@ export class ChatLoop {
         const check = await this.allow(turn, tab, 'read', { action: 'read the page' }); // its title, address, tools
         if (!check.ok) throw new Error(`${check.error?.code ?? 'PERMISSION_DENIED'}: ${check.error?.message ?? 'not granted'}`);
       }
-      const specs = toolsOffered ? toolSpecs(tab?.tools ?? [], tab?.origin) : new Map();
+      const offer = toolsOffered ? offeredTools(tab, (url) => this.readable(turn, url)) : { tools: [], note: null };
+      const specs = toolSpecs(offer.tools, tab?.origin);
       const functions = [...specs.values()].map((s) => s.function);
-      const reply = await this.io.complete(settings, conversation(tab, history), functions, signal, {
+      const reply = await this.io.complete(settings, conversation(tab, history, offer.note), functions, signal, {
         onStart: () => host.startAssistant?.(),
         onDelta: (text) => host.delta(text),
       });
@@ -235,18 +229,28 @@ export class ChatLoop {
     turn.history.push({ role: 'user', content: stopNote(reason, values) });
   }
 
-  // The site's grant before the chat reads the page or calls a tool on it: the relay decides, and asks the user
-  // when the site was never granted (for at most the turn's remaining time); `once` holds for the rest of the turn.
-  async allow(turn, tab, need, what) {
-    const site = siteOf(tab?.url);
+  // The site's grant before the chat reads the page or calls a tool on it (or, with `url`, on a frame of another
+  // site): the relay decides, and asks the user when the site was never granted (for at most the turn's remaining
+  // time); `once` holds for the rest of the turn.
+  async allow(turn, tab, need, what, url = null) {
+    const site = siteOf(url ?? tab?.url);
     const held = turn.held.get(site) ?? null;
     const timeoutMs = Math.max(100, Math.min(GRANT_ASK_TIMEOUT_S * 1000, turn.deadline - Date.now() - 1000));
-    const ask = { tabId: tab?.id ?? turn.tabId, need, model: turn.settings.model, held, heldSite: site, timeoutMs, ...what };
+    const where = url ? { url } : { tabId: tab?.id ?? turn.tabId };
+    const ask = { ...where, need, model: turn.settings.model, held, heldSite: site, timeoutMs, ...what };
     const reply = await Promise.race([this.host.allow(ask), aborted(turn.signal)]);
     // Kept under the site the relay checked (the tab may have moved since `site` was read), and sent only with it.
     const answered = typeof reply.site === 'string' ? reply.site : null;
+    if (reply.ok && answered) turn.allowed.add(answered);
     if (reply.ok && reply.answer === 'once' && answered) turn.held.set(answered, turn.held.get(answered) === 'act' ? 'act' : need);
     return reply;
+  }
+
+  // Whether the chat may be shown what `url`'s site offers, without asking: the grants as the relay last sent
+  // them, or a check of this turn that allowed it (offeredTools).
+  readable(turn, url) {
+    const site = siteOf(url);
+    return !!this.host.readable?.(url) || (site !== null && turn.allowed.has(site));
   }
 
   // One call: {content (for the model), tool, risk, reached (the page got it), denied}.
@@ -265,7 +269,14 @@ export class ChatLoop {
     };
     if (!spec) return done('error', fill(TEXTS.unknown_tool, { name: call.name, available: [...specs.keys()].join(', ') || TEXTS.no_tools }));
     if (typeof args === 'string') return done('error', fill(TEXTS.not_an_object, { arguments: args }));
-    const granted = await this.allow(turn, host.tab(tabId), risk === 'low' ? 'read' : 'act', { action: 'call', tool, risk });
+    // The page's site, and for a tool a cross-origin frame registered, the frame's too (it acts there).
+    const tab = host.tab(tabId);
+    const need = risk === 'low' ? 'read' : 'act';
+    let granted = await this.allow(turn, tab, need, { action: 'call', tool, risk });
+    const { origin } = spec.tool;
+    if (granted.ok && origin && tab?.origin && origin !== tab.origin) {
+      granted = await this.allow(turn, tab, need, { action: 'call', tool, risk }, origin);
+    }
     if (!granted.ok) {
       const { code = 'PERMISSION_DENIED', message = 'not granted' } = granted.error ?? {};
       return done('error', fill(TEXTS.tool_error, { code, message }));

@@ -6,6 +6,7 @@ import { CONFIRM, LIMITS } from '../chat/agent-rules.js';
 import { ChatLoop, checkSettings } from '../chat/chat-loop.js';
 import { addCard } from './cards.js';
 import { $, el, short, visible } from './dom.js';
+import { grantReadable } from './grants.js';
 import { request } from './hub.js';
 import { fromPanel } from './log.js';
 import { onCurrentTab, shown, tabs } from './tabs.js';
@@ -37,6 +38,7 @@ const loop = new ChatLoop({
   confirm: (req, signal) => new Promise((resolve) => addCard({ ...req, origin: 'chat', decide: resolve, signal })),
   // The site's grant (the relay asks the user, in this panel and the notebook's, when it was never granted).
   allow: (ask) => request({ type: 'grant', ...ask }),
+  readable: grantReadable,
   // After a step that may have changed the page's tools: the worker asks the tab's frames to report them (as
   // Python's tab.refresh_tools() does) and answers with the tab once they have.
   settle: async (tabId) => {

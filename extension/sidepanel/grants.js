@@ -1,6 +1,7 @@
 // The side panel's Sites section: the per-site grants as the relay keeps them (the file in the user's home,
 // grants.updated), each with Revoke, so the site asks again from the next action. A browser launched by
 // webmcp-nb is exempt unless it was launched with grants=True: the section says so. Sites are shown as text only.
+import { siteOf } from '../chat/agent-core.js';
 import { GRANT_LEVELS } from '../shared/protocol.js';
 import { $, badge, clock, el, visible } from './dom.js';
 import { request } from './hub.js';
@@ -9,6 +10,15 @@ let state = null; // {enforced, grants: [{origin, level, since, by}], problem, p
 
 export function setGrants(grants) {
   state = grants && typeof grants === 'object' ? grants : null;
+}
+
+// Whether the grants, as the relay last sent them, let a model read `url`'s site (all of them where the relay
+// does not enforce grants; none while the relay is away): what the chat is offered of a frame (offeredTools).
+export function grantReadable(url) {
+  if (state?.enforced === false) return true;
+  const site = siteOf(url);
+  const level = (Array.isArray(state?.grants) ? state.grants : []).find((grant) => grant?.origin === site)?.level;
+  return level === 'read' || level === 'act';
 }
 
 export function renderGrants() {

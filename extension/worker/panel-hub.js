@@ -88,10 +88,11 @@ const failure = (error) => ({ ok: false, error: { code: error.code ?? 'INTERNAL'
 
 // The chat's check before it reads a page or calls a tool (the relay asks the user when the site was never
 // granted). A browser whose relay does not enforce grants (launched by webmcp-nb) needs no round trip.
-async function checkGrant({ tabId, need, model, action, tool, risk, held, heldSite, timeoutMs }) {
+async function checkGrant({ tabId, url, need, model, action, tool, risk, held, heldSite, timeoutMs }) {
   if (grants?.enforced === false) return { ok: true, level: 'exempt' };
   if (!isConnected() && !(await wakeRelay())) return { ok: false, error: { code: 'PERMISSION_DENIED', message: NO_RELAY } };
-  const params = { tabId, need, who: { kind: 'sidepanel', name: String(model ?? 'the chat') }, action, timeoutMs };
+  const where = typeof url === 'string' ? { url } : { tabId }; // a URL's site: a cross-origin frame's, for its tool
+  const params = { ...where, need, who: { kind: 'sidepanel', name: String(model ?? 'the chat') }, action, timeoutMs };
   for (const [key, value] of Object.entries({ tool, risk, held, heldSite })) if (value) params[key] = value;
   try {
     return { ok: true, ...(await request(Method.GRANTS_CHECK, params, Number(timeoutMs) + 10_000)) };

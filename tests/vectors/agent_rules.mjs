@@ -54,4 +54,8 @@ process.stdout.write(JSON.stringify({
     return { ids: calls.map((call) => call.id), message };
   }),
   usages: v.usages.map((c) => core.usageOf(c.raw)),
+  offers: v.offers.map((c) => {
+    const { tools, note } = core.offeredTools(c, (url) => c.readable.includes(core.siteOf(url)));
+    return { tools: tools.map((tool) => tool.name), note };
+  }),
 }));

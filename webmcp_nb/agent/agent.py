@@ -22,7 +22,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..browser.gate import ASK_TIMEOUT, Asker, check_call, check_page
+from ..browser.gate import ASK_TIMEOUT, Asker, Offer, check_call, check_page
 from ..browser.tools import Tool
 from ..core import _loop
 from ..core.agent_rules import (
@@ -276,6 +276,7 @@ class Agent:
         self._current: asyncio.Future[AgentResult] | None = None
         self._body: asyncio.Future[None] | None = None
         self._stopping = False
+        self._hidden: str | None = None  # what the last tool list held back of frames of sites not granted
         tab.browser._add_agent(self)
 
     @property
@@ -535,9 +536,12 @@ class Agent:
         return max(0.1, min(ASK_TIMEOUT, deadline - asyncio.get_running_loop().time() - 1.0))
 
     def _tools(self) -> list[Tool | MCPTool]:
-        """The tab's tools, then each MCP server's (``MCPTool``: the same surface, ``qualified_name`` added); only
-        the ``allowed_tools``, if given."""
-        found: list[Tool | MCPTool] = [*self.tab.tools.values()]
+        """The tab's tools the grants let a model see (:class:`~webmcp_nb.browser.gate.Offer`: a cross-origin
+        frame's only while its site may be read; what it held back is said in the conversation), then each MCP
+        server's (``MCPTool``: the same surface, ``qualified_name`` added); only the ``allowed_tools``, if given."""
+        offer = Offer(self.tab)
+        found: list[Tool | MCPTool] = [*offer.select(self.tab.tools.values())]
+        self._hidden = offer.note()
         found += [tool for server in self.mcp_servers for tool in server.tools.values()]
         allowed = self.allowed_tools
         if allowed is None:
@@ -604,7 +608,7 @@ class Agent:
     def _conversation(self, specs: dict[str, ToolSpec]) -> list[dict[str, Any]]:
         """The messages of a request: the system message, then the conversation with the page's title and URL
         in a data block at its start (the page's words never get the system role)."""
-        context = page_context(self.tab.title, self.tab.url)
+        context = page_context(self.tab.title, self.tab.url, self._hidden)
         messages = list(self.messages)
         if messages and messages[0].get("role") == "user" and isinstance(messages[0].get("content"), str):
             messages[0] = {**messages[0], "content": f"{context}\n\n{messages[0]['content']}"}

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -37,7 +38,7 @@ from ..agent.agent import call_mcp_recorded
 from ..agent.model_io import parse_arguments
 from ..agent.model_tools import ToolSpec, error_text, specs_text, tool_specs
 from ..browser import checked
-from ..browser.gate import Asker, check_call, check_site, shows
+from ..browser.gate import Asker, Offer, check_call, check_site, shows
 from ..browser.tab import Tab
 from ..browser.tools import Tool, risk_label
 from ..core import _loop
@@ -185,19 +186,21 @@ class ChatBridge:
     # ----- the tools, and what the chat is told -----
 
     def _tools(self) -> list[Tool | MCPTool]:
-        """Every bridged tool: each MCP server's tools, and each tab's page tools while the chat may read the site of
-        the page (and of the frame) that registered them: a source tab that moved to a site not granted (or
-        revoked) offers nothing to the chat, not even its address."""
-        return [
-            tool
-            for source in self.servers
-            for tool in source.tools.values()
-            if not isinstance(source, Tab)
-            or (self._readable(source, source.url) and self._readable(source, _frame_origin(tool)))
-        ]
+        """Every bridged tool: each MCP server's tools, and each tab's page tools the grants let the chat see
+        (:class:`~webmcp_nb.browser.gate.Offer`, as every face offers them: while it may read the site of the page,
+        and of the frame, that registered them): a source tab that moved to a site not granted (or revoked) offers
+        nothing to the chat, not even its address."""
+        found: list[Tool | MCPTool] = []
+        for source in self.servers:
+            if isinstance(source, Tab):
+                readable = functools.partial(self._readable, source)
+                found += Offer(source, readable).select(source.tools.values())
+            else:
+                found += source.tools.values()
+        return found
 
-    def _readable(self, tab: Tab, url: str | None) -> bool:
-        return url is None or shows(tab.browser, url) or origin_of(url) in self._read_once
+    def _readable(self, tab: Tab, url: str) -> bool:
+        return shows(tab.browser, url) or origin_of(url) in self._read_once
 
     def _tab_of(self, tool: Tool) -> Tab | None:
         """The source tab that lists this very tool object now (``None``: the page let it go)."""
@@ -842,8 +845,3 @@ async def achat_bridge(
 
 
 chat_bridge = _loop.blocking(achat_bridge)
-
-
-def _frame_origin(tool: Tool | MCPTool) -> str | None:
-    """The origin of the cross-origin frame that registered a page tool, else ``None`` (the page's own site)."""
-    return tool.origin if isinstance(tool, Tool) and tool.cross_origin else None

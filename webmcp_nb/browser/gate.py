@@ -9,6 +9,8 @@ panels' Call buttons) are the user acting and never come here.
     await check_site(tab.browser, "read", who, tab=tab, action="read")              # the page's title, URL, tools
     await check_call(tab, tool, tool.name, who)                   # a page tool: its page's site and its frame's
     await check_site(browser, "read", who, url=target, action="open")                # before opening a site
+    offer = Offer(tab)                      # what of the tab's page tools a model is offered now
+    tools = offer.select(tab.tools.values())                         # and offer.note(): what it hides, unnamed
 
 It returns when the site's grant allows ``need`` (``read``: list tools, call read-only tools, screenshots; ``act``:
 every tool), and raises :class:`~webmcp_nb.core.errors.PermissionDeniedError` (``PERMISSION_DENIED``) with a
@@ -20,6 +22,15 @@ of ``once`` allows the rest of the current task (one MCP request, one agent turn
 context variable. Browsers the library launched are exempt unless ``launch(grants=True)``: the check returns at
 once without a round trip.
 
+What a model is shown of a page's tools follows one rule, :class:`Offer`, in every face that offers them (the MCP
+server's ``tools/list``, ``list_page_tools`` and tab summaries, the agent's tool list, the bridge's; the side panel's
+chat applies its twin, ``offeredTools`` in ``extension/chat/agent-core.js``): none while the page's site may not be
+read, and a tool a cross-origin frame registered only while that frame's site may be read too (``read`` or ``act``
+granted, or allowed in this task). A frame of a site never granted offers nothing: its tools' names and
+descriptions are that site's text, and reach no model; the listing says only how many tools of which sites are
+hidden, and how the user grants them. It never asks (a listing waits for nobody). A call to such a tool by a name
+the model guessed still passes :func:`check_call`, which asks.
+
 The relay checks its copy of the tab's URL, and the tab can move before the task acts on what it was allowed. So
 each site a check allowed binds the task (:mod:`.checked`): a screenshot, a skill injected, a listing it then takes
 of the tab shows that site or is refused; a page tool's call goes to the document that registered the tool.
@@ -27,10 +38,12 @@ of the tab shows that site or is refused; a page tool's call goes to the documen
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from ..core.agent_rules import hidden_note
 from ..core.errors import NavigatedError, PermissionDeniedError, ProtocolError
 from ..link.grant_asks import ASK_TIMEOUT
 from ..link.grants import origin_of, satisfies
@@ -41,7 +54,17 @@ if TYPE_CHECKING:
     from .tab import Tab
     from .tools import Tool
 
-__all__ = ["Asker", "check_call", "check_page", "check_site", "need_of", "shows", "Need", "ASK_TIMEOUT"]
+__all__ = [
+    "Asker",
+    "Offer",
+    "check_call",
+    "check_page",
+    "check_site",
+    "need_of",
+    "shows",
+    "Need",
+    "ASK_TIMEOUT",
+]
 
 Need = Literal["read", "act"]
 REPLY_MARGIN = 10.0
@@ -72,12 +95,68 @@ def _held_for(site: str | None) -> str | None:
 
 def shows(browser: Browser | Any, url: str, need: Need = "read") -> bool:
     """Whether what ``url`` shows (title, address, tools) may be shown to a model now, without asking: the grants
-    as the relay last pushed them, and what ``once`` allowed in this task. For listings; acts use
+    as the relay last pushed them, what ``once`` allowed in this task, and for ``read`` any site a check of this
+    task allowed (an answer the relay gave before its new grants reached this process). For listings; acts use
     :func:`check_site`."""
     if not isinstance(browser, Browser):
         return True
-    held = _held_for(origin_of(url))
-    return browser._grants.allows(url, need) or (held is not None and satisfies(held, need))
+    site = origin_of(url)
+    held = _held_for(site)
+    if browser._grants.allows(url, need) or (held is not None and satisfies(held, need)):
+        return True
+    return need == "read" and site is not None and site in checked.sites()
+
+
+class _Registered(Protocol):
+    """A page tool as a listing has it (a ``Tool``, or its ``ToolInfo``): the origin of the frame that registered it."""
+
+    @property
+    def origin(self) -> str | None: ...
+
+
+T = TypeVar("T", bound=_Registered)
+
+
+class Offer:
+    """What of ``tab``'s page tools may be offered to a model now (see the module): the page's own tools while its
+    site may be read, a cross-origin frame's while that frame's site may be read too. ``readable(url)`` says
+    whether a site may be read; by default :func:`shows` (the grants as the relay last pushed them, and what this
+    task was allowed). Each tool held back is counted in :attr:`hidden` by its frame's site."""
+
+    def __init__(self, tab: Tab | Any, readable: Callable[[str], bool] | None = None) -> None:
+        browser = getattr(tab, "browser", None)
+        self._readable = readable or (lambda url: shows(browser, url))
+        self._origin = getattr(tab, "origin", "") or ""
+        self._frames: dict[str, bool] = {}
+        self.page = self._readable(getattr(tab, "url", ""))
+        """Whether the page's own site may be read (nothing of the page is offered otherwise)."""
+        self.hidden: dict[str, int] = {}
+        """Tools held back because their frame's site may not be read, by that site (``null``: a frame of no
+        site, such as a sandboxed one)."""
+
+    def offers(self, origin: str | None) -> bool:
+        """Whether a tool its frame registered from ``origin`` (``Tool.origin``) may be offered; counts it in
+        :attr:`hidden` if not (ask once per tool)."""
+        if not self.page:
+            return False
+        if not origin or not self._origin or origin == self._origin:  # the page's own (``Tool.cross_origin``)
+            return True
+        readable = self._frames.get(origin)
+        if readable is None:
+            readable = self._frames[origin] = self._readable(origin)
+        if not readable:
+            site = origin_of(origin) or "null"
+            self.hidden[site] = self.hidden.get(site, 0) + 1
+        return readable
+
+    def select(self, tools: Iterable[T]) -> list[T]:
+        """The tools that may be offered, in their order."""
+        return [tool for tool in tools if self.offers(tool.origin)]
+
+    def note(self) -> str | None:
+        """What a listing says of the tools held back (:func:`~webmcp_nb.core.agent_rules.hidden_note`: how many,
+        of which sites, how the user grants one; never their text); ``None`` when none was."""
+        return hidden_note(self.hidden)
 
 
 async def check_site(

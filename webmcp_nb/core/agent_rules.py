@@ -46,6 +46,7 @@ __all__ = [
     "request_fields",
     "result_text",
     "page_context",
+    "hidden_note",
     "parse_tool_calls",
     "open_call_text",
     "stop_note",
@@ -147,11 +148,19 @@ TEXTS: dict[str, Any] = {
         "error": "[The previous turn failed before an answer: {error}]",
     },
     "no_page": "No page is selected.",
+    "hidden": {
+        "note": "Not listed: {tools} of frames of sites not granted to you ({sites}); {how}.",
+        "one": "1 tool",
+        "many": "{count} tools",
+        "grant": "the user can grant one for reading (`webmcp-nb grants allow {site} read`), then they are listed",
+        "no_site": "a frame of no site (a sandboxed one) cannot be granted",
+    },
 }
 """What the loop tells the model. ``open_call``: the result of a call a stopped turn never finished, by how far
 it got (``waiting``: not started, ``confirming``: waiting for the user, ``running``: the page had it), with
 ``why`` by the reason of the stop; ``note``: the user message that tells the next turn's model the last one
-stopped."""
+stopped; ``hidden``: what a listing says of the page tools it held back because their frame's site was never
+granted (:func:`hidden_note`)."""
 
 FRAMING: dict[str, str] = {
     "result_open": '<tool_result tool="{tool}" status="{status}"{untrusted}>',
@@ -159,9 +168,11 @@ FRAMING: dict[str, str] = {
     "result_close": "</tool_result>",
     "page_context": '<page_context untrusted="true">\ntitle: {title}\nurl: {url}\n</page_context>',
     "cut": "… [{more} more characters cut]",
+    "hidden": "[webmcp-nb: {note}]",
 }
 """How page text reaches the model: results in one ``<tool_result>`` block each, the page's title and URL in a
-``<page_context>`` block; everything inside is cut, then escaped (``&`` ``<`` ``>``, and ``"`` in attributes)."""
+``<page_context>`` block; everything inside is cut, then escaped (``&`` ``<`` ``>``, and ``"`` in attributes).
+``hidden``: after the block, what the tool list held back (no page text: counts and sites)."""
 
 RISK: dict[str, Any] = {
     "levels": ["low", "medium", "high"],
@@ -487,14 +498,29 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def page_context(title: str | None, url: str | None) -> str:
+def page_context(title: str | None, url: str | None, hidden: str | None = None) -> str:
     """The page's title and URL as a data block for the conversation (never the system message): one line
-    each, cut and escaped like tool results."""
+    each, cut and escaped like tool results; then ``hidden`` (:func:`hidden_note`), if any."""
 
     def line(text: str | None) -> str:
         return _escape_text(_cut(_CONTROL_CHARACTERS.sub(" ", text or ""), LIMITS["max_page_field_chars"]))
 
-    return fill(FRAMING["page_context"], title=line(title), url=line(url))
+    block = fill(FRAMING["page_context"], title=line(title), url=line(url))
+    return f"{block}\n{fill(FRAMING['hidden'], note=hidden)}" if hidden else block
+
+
+def hidden_note(hidden: Mapping[str, int]) -> str | None:
+    """What a listing says of the page tools it held back, by their frame's site (``null``: a frame of no site):
+    how many, of which sites, and how the user grants one, never their names or descriptions (that site's text);
+    ``None`` when none was."""
+    if not hidden:
+        return None
+    words, count = TEXTS["hidden"], sum(hidden.values())
+    sites = ", ".join(f"{site} ({n})" for site, n in sorted(hidden.items()))
+    grantable = [site for site in sorted(hidden) if site != "null"]
+    how = fill(words["grant"], site=grantable[0]) if grantable else words["no_site"]
+    tools = words["one"] if count == 1 else fill(words["many"], count=count)
+    return fill(words["note"], tools=tools, sites=sites, how=how)
 
 
 def _stop_values(values: Mapping[str, Any]) -> dict[str, Any]:

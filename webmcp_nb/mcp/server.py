@@ -46,7 +46,7 @@ from .._version import __version__
 from ..agent.model_tools import model_name, normalize_schema
 from ..browser.browser import Browser
 from ..browser.early import EarlyChromium, settle_start_page
-from ..browser.gate import ASK_TIMEOUT, shows
+from ..browser.gate import ASK_TIMEOUT, Offer, shows
 from ..browser.overrides import ToolOverride
 from ..browser.skills import Skill, builtin_skills_path
 from ..browser.tab import Tab, tool_now
@@ -347,6 +347,7 @@ class WebMCPServer:
         self._retired: dict[str, str] = {}  # MCP names of tools no longer callable → why
         self._announced: tuple[tuple[types.Tool, str | None], ...] | None = None  # as the client last saw them
         self._made: dict[ToolKey, tuple[ToolInfo, tuple[str, str, ToolOverride | None], tuple[types.Tool, bool]]] = {}
+        self._hidden: str | None = None  # what the last listing held back of frames of sites not granted, in words
         self._generation = 0  # moves with every event that may change the listing (see _changed)
         self._wire: tuple[tuple[Any, ...], HandlerResult] | None = None  # the last listing as the SDK sent it
         self._check_soon = False
@@ -590,15 +591,22 @@ class WebMCPServer:
                 await self._register()
 
     def _page_tools(self) -> list[types.Tool]:
-        """The bound tab's tools as MCP lists them (none while its site may not be read). Each is made from its
-        ``ToolInfo``, the notebook's override of it, its MCP name and the tab's origin only, so it is made again only
-        when one of those changed: a change to one tool of 1,000 remakes one."""
-        if self.tab is None or self.tab.closed or not self.sites.shows(self.tab):
+        """The bound tab's tools as MCP lists them: those the grants let a model see (:class:`~webmcp_nb.browser.
+        gate.Offer`: none while its site may not be read, none of a frame whose site may not be read). Each is
+        made from its ``ToolInfo``, the notebook's override of it, its MCP name and the tab's origin only, so it is
+        made again only when one of those changed: a change to one tool of 1,000 remakes one."""
+        self._hidden = None
+        if self.tab is None or self.tab.closed:
+            return []
+        offer = Offer(self.tab)
+        if not offer.page:
             return []
         origin = self.tab.origin  # (a tool's provenance reads it)
         made, self._made = self._made, {}
         overrides = self.tab._tools.overrides
         for key, info in list(self.tab._tools.infos.items()):
+            if not offer.offers(info.origin):
+                continue
             made_from = (self._names.name(key), origin, overrides.get(key[1]))
             entry = made.get(key)
             if entry is None or entry[0] is not info or entry[1] != made_from:
@@ -607,6 +615,7 @@ class WebMCPServer:
                     continue
                 entry = (info, made_from, _page_tool(tool, made_from[0]))
             self._made[key] = entry
+        self._hidden = offer.note()
         return [listed for _, _, (listed, _) in self._made.values()]
 
     def _listing(self) -> tuple[tuple[types.Tool, str | None], ...]:
@@ -638,7 +647,8 @@ class WebMCPServer:
         tab = self.tab
         tools = (tab, tab._tools.infos, tab._tools.overrides, tab.url, tab.closed) if tab is not None else None
         shown = tab is not None and self.sites.shows(tab)  # the grants as the relay last pushed them
-        return (ctx.protocol_version, self._generation, self._names, tools, shown)
+        grants = self.browser._grants if self.browser is not None else None  # (a frame's site's, too)
+        return (ctx.protocol_version, self._generation, self._names, tools, shown, grants)
 
     async def _listing_from_cache(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """Server middleware: a plain ``tools/list`` is answered with what the SDK sent the last time, while nothing
@@ -732,7 +742,8 @@ class WebMCPServer:
         if not shows(tab.browser, tab.url):  # it ended on a site the client may not read (a redirect, going back)
             return {"tab": tab.id, "site": NOT_GRANTED}
         tools = self._show() if tab is self.tab else []
-        return {"tab": tab.id, "title": tab.title, "url": tab.url, "page_tools": tools}
+        summary = {"tab": tab.id, "title": tab.title, "url": tab.url, "page_tools": tools}
+        return {**summary, "hidden": self._hidden} if tab is self.tab and self._hidden else summary
 
     def _holder(self, tab: Tab) -> SessionInfo | None:
         """The other MCP session that holds ``tab``, if one does."""
@@ -766,7 +777,7 @@ class WebMCPServer:
         for tab in browser.tabs:
             holder = holders.get(tab.id)
             entry: dict[str, Any] = {"id": tab.id, "title": tab.title, "url": tab.url, "active": tab.active}
-            entry["tools"] = len(tab._tools)
+            entry["tools"] = len(Offer(tab).select(tab._tools.infos.values()))  # those a listing would show
             entry["bound_here"] = self.tab is tab
             if holder is not None and holder.id != self.session_id:
                 entry["held_by"] = f"{holder.client or 'another MCP client'} (session {holder.id})"
@@ -832,6 +843,7 @@ class WebMCPServer:
             "the origin of the frame that registered it; 'from' says when that is not the page's own."
         )
         listing = {"tab": tab.id, "url": tab.url, "origin": tab.origin, "note": note, "tools": tools}
+        listing |= {"hidden": self._hidden} if self._hidden else {}
         return _json({**listing, "problem": self._problem} if self._problem else listing)
 
     async def _tool_call_page_tool(

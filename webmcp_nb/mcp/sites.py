@@ -8,7 +8,10 @@ on the user's own browser, tool by tool:
 - page tools (``page_*``, ``call_page_tool``): ``read`` for read-only tools, ``act`` for the others, of the page's
   site and, for a tool of a cross-origin frame, of the frame's site too;
 - ``list_tabs`` shows a tab on a site the client may not read as such (its id, no URL, title or tools), and the
-  bound tab's page tools are listed only while its site may be read; neither asks.
+  bound tab's page tools are listed (``tools/list``, ``list_page_tools``, a tab's summary) only while its site may
+  be read, and a cross-origin frame's only while the frame's site may be read too
+  (:class:`~webmcp_nb.browser.gate.Offer`: the listing says how many are held back, of which sites); neither
+  asks.
 
 A refusal is a ``PERMISSION_DENIED`` result the client can show its user. Browsers ``--launch`` started are exempt.
 
@@ -105,7 +108,8 @@ class McpSites:
         )
 
     def shows(self, tab: Tab) -> bool:
-        """Whether the tab's URL, title and tools may be shown to the client now (no ask)."""
+        """Whether the tab's URL, title and own tools may be shown to the client now (no ask; a frame's tools need
+        their own site too: :class:`~webmcp_nb.browser.gate.Offer`)."""
         return shows(tab.browser, tab.url)
 
     async def tabs(self, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
