@@ -307,6 +307,8 @@ def test_the_relay_asks_takes_the_first_answer_and_writes_what_it_says(tmp_path:
             assert "not granted" not in str(refused.value) and "grants allow https://bank.example act" in str(
                 refused.value
             )
+            # The panels' Sites lists only revoke: the way to change a level there is said as a revoke.
+            assert "revoking it in the Sites list" in str(refused.value)
         kinds = viewer.kinds()
         assert kinds.count("grant.answered") == 4 and kinds.count("grant.refused") == 5
         assert asker.events == viewer.events  # every client hears the same

@@ -279,12 +279,16 @@ def _event(kind: str, tab_id: Any, where: str, **data: Any) -> dict[str, Any]:
 def _refusal(site: str, need: str, what: dict[str, Any], why: str, ask: _Ask | None = None) -> str:
     """The "not granted" message a caller shows its user: what was refused, why, and how the user can change it."""
     doing = f"{what['action']} {what['tool']}" if what.get("tool") else what["action"]
-    change = f"the Sites list in the side panel, or `webmcp-nb grants allow {site} read|act`"
+    # The panels' Sites lists only revoke (the next request asks again); the command sets a level outright.
+    change = (
+        f"`webmcp-nb grants allow {site} read|act`, or by revoking it in the Sites list of the side panel or the "
+        "notebook panel (the next request asks again)"
+    )
     if why == "never":
-        return f"{site} is not granted ({doing}): the user chose never for this site. They can change it in {change}."
+        return f"{site} is not granted ({doing}): the user chose never for this site. They can change it with {change}."
     if why == "read only":
         return (
-            f"{site} is granted for reading only, and {doing} needs act. The user can let it act on this site in "
+            f"{site} is granted for reading only, and {doing} needs act. The user can let it act on this site with "
             f"{change.replace('read|act', 'act')}."
         )
     if why == "timeout":
@@ -293,15 +297,15 @@ def _refusal(site: str, need: str, what: dict[str, Any], why: str, ask: _Ask | N
             return (
                 f"{site} is granted for reading only, and {doing} needs act: nobody answered the ask within "
                 f"{seconds}. The user can answer it in the side panel or the notebook panel next time, or let it act "
-                f"on this site in {change.replace('read|act', 'act')}."
+                f"on this site with {change.replace('read|act', 'act')}."
             )
         return (
             f"{site} is not granted ({doing}): nobody answered the ask within {seconds}. The user can answer it in "
-            f"the side panel or the notebook panel next time, or grant the site in {change}."
+            f"the side panel or the notebook panel next time, or grant the site with {change}."
         )
     if why == "too many asks":
         return (
             f"{site} is not granted ({doing}), and this client already has {MAX_WAITING} questions waiting for the "
-            f"user: not asked again until one is answered. The user can grant the site in {change}."
+            f"user: not asked again until one is answered. The user can grant the site with {change}."
         )
     return f"{site} is not a site that can be granted ({doing}): only http, https and file pages can be."
