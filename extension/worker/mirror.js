@@ -392,7 +392,7 @@ export function attach(port, kind, relayUp) {
       applyReport(endpoint, message);
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
-      if (waiter?.tabId === tabId) waiter.done();
+      if (waiter?.tabId === tabId) waiter.done(endpoint);
       if (kind === PAGE && !piped(endpoint, tabId)) offerLane(endpoint, tabId);
       if (kind === PAGE) tellLazy(endpoint, tabId);
     } else if (message?.type === 'result') {
@@ -437,14 +437,14 @@ export function offerLanes() {
 }
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it
-// arrives (or after a timeout, so nothing waits forever on a frame that is gone).
-// Only a report from that tab counts, so a page cannot answer for another tab.
+// arrives, with the endpoint that sent it (or after a timeout, with nothing, so nothing waits forever on a frame
+// that is gone). Only a report from that tab counts, so a page cannot answer for another tab.
 export function expectReport(tabId) {
   const syncId = nextSyncId++;
   let done;
   const arrived = new Promise((resolve) => {
     const timer = setTimeout(() => done(), SYNC_TIMEOUT_MS);
-    done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
+    done = (endpoint) => { syncs.delete(syncId); clearTimeout(timer); resolve(endpoint); };
     syncs.set(syncId, { tabId, done });
   });
   return { syncId, arrived, cancel: () => done() };
@@ -457,6 +457,19 @@ export function sync(tabId, frameId) {
   const options = frameId === undefined ? {} : { frameId };
   chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(cancel);
   return arrived;
+}
+
+// The order in which each frame of a tab registered its page tools, as its bridge saw them: for the relay's
+// DevTools pipe, which gets a document's tools sorted by name when the browser reports them all at once (a tab
+// whose first page ran before the pipe could follow it, a page back from the back/forward cache). Each frame is
+// synced first, so the names are its current document's.
+export async function toolOrder(tabId) {
+  const pages = () => [...(endpoints.get(tabId) ?? [])].filter((e) => e.kind === PAGE);
+  const frameIds = new Set([0, ...pages().map((e) => e.frameId)]);
+  const answered = await Promise.all(Array.from(frameIds, (frameId) => sync(tabId, frameId)));
+  return Array.from(frameIds, (frameId, i) => answered[i] ?? pages().findLast((e) => e.frameId === frameId))
+    .filter((endpoint) => endpoint && endpoints.get(tabId)?.has(endpoint))
+    .map((endpoint) => ({ frameId: endpoint.frameId, url: endpoint.url ?? '', names: [...endpoint.tools.keys()] }));
 }
 
 export async function resyncAll() {
