@@ -9,6 +9,8 @@ import { isConnected, notify, relaySettings } from './relay.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 1;
+const STATUS_RECHECK_MS = 100;
+const STATUS_RECHECKS = 300;
 const SYNC_TIMEOUT_MS = 2_000;
 // What the mirror keeps of one frame: pages are untrusted, and one page must not be able to swamp the relay.
 // Tools past these bounds are left out of the mirror, counted (`toolsOmitted`), and still callable by name.
@@ -354,6 +356,23 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   if ('url' in change || 'title' in change || 'status' in change) markDirty(tabId);
   if (change.status === 'loading') lookUpTargets(); // a prerendered page shown, or the like, is another target
 });
+// Chrome tells a tab's load 'complete' (tabs.onUpdated) only if it followed the tab when its page committed: the
+// first tab of a browser started on a URL, committed before this worker first listened, would stay 'loading' here.
+// So a top frame's load has the tab read again until Chrome no longer says it is loading (its other frames may load
+// on a little), or the mirror heard otherwise.
+chrome.webNavigation.onCompleted.addListener(({ tabId, frameId }) => {
+  if (frameId === 0) recheckLoading(tabId, STATUS_RECHECKS);
+});
+function recheckLoading(tabId, left) {
+  if (tabs.get(tabId)?.status !== 'loading') return;
+  chrome.tabs.get(tabId).then((tab) => {
+    if (tabs.get(tabId)?.status !== 'loading') return;
+    if (tab.status !== 'loading') {
+      rememberTab(tab);
+      markDirty(tabId);
+    } else if (left > 0) setTimeout(() => recheckLoading(tabId, left - 1), STATUS_RECHECK_MS);
+  }, () => {});
+}
 chrome.tabs.onReplaced.addListener(() => lookUpTargets());
 chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
   for (const tab of tabs.values()) {
