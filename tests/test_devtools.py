@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,46 @@ def test_both_ways_show_the_same_tools(native_browser: wm.Browser, worker_browse
     through_pipe, through_extension = shown(native_browser), shown(worker_browser)
     assert through_pipe == through_extension
     assert native_browser.relay is not None and native_browser.relay.devtools is not None
+
+
+def test_a_page_back_from_the_back_forward_cache_lists_its_tools_in_registration_order(
+    native_browser: wm.Browser, worker_browser: wm.Browser, server: Any
+) -> None:
+    """The browser announces a restored document's tools all at once, sorted by name: their order is the
+    extension's, whose bridge saw each registration."""
+
+    def restored(browser: wm.Browser) -> list[str]:
+        tab = browser.open(server.url("bf/bfcache.html"))
+        try:
+            tab.navigate(server.url("bf/landing.html"))
+            tab.back()
+            assert tab.call("wasRestored").value is True
+            return list(tab.tools)
+        finally:
+            tab.close()
+
+    assert restored(native_browser) == restored(worker_browser) == ["wasRestored", "historyLength"]
+
+
+@pytest.mark.slow
+def test_a_first_page_that_ran_before_the_pipe_followed_it_lists_its_tools_in_registration_order(server: Any) -> None:
+    """An early Chromium's first tab (``webmcp-nb mcp --launch --url``) registered its tools before the pipe was
+    there to follow it: the browser reports them all at once, sorted by name, and the extension tells their order."""
+    from webmcp_nb.browser.early import start_early
+
+    with socket.create_server(("127.0.0.1", 0)) as beacon:
+        beacon.settimeout(60)
+        early = start_early(server.url(f"t/registered-first.html?beacon={beacon.getsockname()[1]}"), native_webmcp=True)
+        try:
+            beacon.accept()[0].close()  # the page registered its tools: only now is the pipe opened
+        except BaseException:
+            early.close()
+            raise
+    with wm.launch(early=early) as browser:
+        (tab,) = browser.tabs
+        tab.refresh_tools()
+        assert list(tab.tools) == ["zulu", "alpha", "mike"]
+        assert piped(browser, tab) == {(0, "zulu"), (0, "alpha"), (0, "mike")}
 
 
 def test_tools_added_and_removed_reach_tab_tools_and_a_call_returns_once_they_show(

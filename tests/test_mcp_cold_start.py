@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,28 @@ def test_fastmcps_client_lists_and_calls_page_tools(mode: str, server: Any, tmp_
             assert json.loads(relisted.content[0].text) == {"index": 2}  # type: ignore[union-attr]
 
     anyio.run(run)
+
+
+@pytest.mark.slow  # a Chromium of its own, started on the URL
+def test_the_first_page_of_a_browser_started_on_a_url_is_said_loaded_once_it_has_loaded(server: Any) -> None:
+    """Chrome tells the extension a tab's load is complete only if it followed the tab when its page committed, and an
+    early Chromium's first page commits while the extension starts: the mirror said it was loading for good, so
+    ``webmcp-nb mcp --launch --url`` waited 45 s for it (a client's handshake gave up at 30 s). The page here
+    commits and then waits for an image held back until the browser is connected."""
+    import webmcp_nb as wm
+    from webmcp_nb.browser.early import start_early
+
+    with socket.create_server(("127.0.0.1", 0)) as held:
+        held.settimeout(60)
+        early = start_early(server.url(f"t/held.html?port={held.getsockname()[1]}"))
+        try:
+            image, _ = held.accept()  # the page has committed
+        except BaseException:
+            early.close()
+            raise
+        with image, wm.launch(early=early) as browser:
+            (tab,) = browser.tabs
+            assert tab._info.status == "loading"
+            image.recv(4096)
+            image.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            eventually(lambda: tab._info.status == "complete", 30, "the tab to be said loaded")

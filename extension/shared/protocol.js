@@ -40,6 +40,7 @@ export const Method = Object.freeze({
   "TAB_CLOSE": "tab.close",
   "TAB_SCREENSHOT": "tab.screenshot",
   "TAB_SYNC": "tab.sync",
+  "TAB_TOOL_ORDER": "tab.toolOrder",
   "SKILL_INSTALL": "skill.install",
   "SKILL_UNINSTALL": "skill.uninstall",
   "SKILL_UPDATE": "skill.update",

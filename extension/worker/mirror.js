@@ -9,6 +9,8 @@ import { isConnected, notify, relaySettings } from './relay.js';
 import { laneReport, offerLane, reofferLane } from './lanes.js';
 
 const PUSH_DELAY_MS = 1;
+const STATUS_RECHECK_MS = 100;
+const STATUS_RECHECKS = 300;
 const SYNC_TIMEOUT_MS = 2_000;
 // What the mirror keeps of one frame: pages are untrusted, and one page must not be able to swamp the relay.
 // Tools past these bounds are left out of the mirror, counted (`toolsOmitted`), and still callable by name.
@@ -354,6 +356,23 @@ chrome.tabs.onUpdated.addListener((tabId, change, tab) => {
   if ('url' in change || 'title' in change || 'status' in change) markDirty(tabId);
   if (change.status === 'loading') lookUpTargets(); // a prerendered page shown, or the like, is another target
 });
+// Chrome tells a tab's load 'complete' (tabs.onUpdated) only if it followed the tab when its page committed: the
+// first tab of a browser started on a URL, committed before this worker first listened, would stay 'loading' here.
+// So a top frame's load has the tab read again until Chrome no longer says it is loading (its other frames may load
+// on a little), or the mirror heard otherwise.
+chrome.webNavigation.onCompleted.addListener(({ tabId, frameId }) => {
+  if (frameId === 0) recheckLoading(tabId, STATUS_RECHECKS);
+});
+function recheckLoading(tabId, left) {
+  if (tabs.get(tabId)?.status !== 'loading') return;
+  chrome.tabs.get(tabId).then((tab) => {
+    if (tabs.get(tabId)?.status !== 'loading') return;
+    if (tab.status !== 'loading') {
+      rememberTab(tab);
+      markDirty(tabId);
+    } else if (left > 0) setTimeout(() => recheckLoading(tabId, left - 1), STATUS_RECHECK_MS);
+  }, () => {});
+}
 chrome.tabs.onReplaced.addListener(() => lookUpTargets());
 chrome.tabs.onActivated.addListener(({ tabId, windowId }) => {
   for (const tab of tabs.values()) {
@@ -392,7 +411,7 @@ export function attach(port, kind, relayUp) {
       applyReport(endpoint, message);
       markDirty(tabId);
       const waiter = syncs.get(message.syncId);
-      if (waiter?.tabId === tabId) waiter.done();
+      if (waiter?.tabId === tabId) waiter.done(endpoint);
       if (kind === PAGE && !piped(endpoint, tabId)) offerLane(endpoint, tabId);
       if (kind === PAGE) tellLazy(endpoint, tabId);
     } else if (message?.type === 'result') {
@@ -437,14 +456,14 @@ export function offerLanes() {
 }
 
 // A sync id to hand to an endpoint, and a promise that resolves when a `tools` report carrying it
-// arrives (or after a timeout, so nothing waits forever on a frame that is gone).
-// Only a report from that tab counts, so a page cannot answer for another tab.
+// arrives, with the endpoint that sent it (or after a timeout, with nothing, so nothing waits forever on a frame
+// that is gone). Only a report from that tab counts, so a page cannot answer for another tab.
 export function expectReport(tabId) {
   const syncId = nextSyncId++;
   let done;
   const arrived = new Promise((resolve) => {
     const timer = setTimeout(() => done(), SYNC_TIMEOUT_MS);
-    done = () => { syncs.delete(syncId); clearTimeout(timer); resolve(); };
+    done = (endpoint) => { syncs.delete(syncId); clearTimeout(timer); resolve(endpoint); };
     syncs.set(syncId, { tabId, done });
   });
   return { syncId, arrived, cancel: () => done() };
@@ -457,6 +476,19 @@ export function sync(tabId, frameId) {
   const options = frameId === undefined ? {} : { frameId };
   chrome.tabs.sendMessage(tabId, { type: 'sync', syncId }, options).catch(cancel);
   return arrived;
+}
+
+// The order in which each frame of a tab registered its page tools, as its bridge saw them: for the relay's
+// DevTools pipe, which gets a document's tools sorted by name when the browser reports them all at once (a tab
+// whose first page ran before the pipe could follow it, a page back from the back/forward cache). Each frame is
+// synced first, so the names are its current document's.
+export async function toolOrder(tabId) {
+  const pages = () => [...(endpoints.get(tabId) ?? [])].filter((e) => e.kind === PAGE);
+  const frameIds = new Set([0, ...pages().map((e) => e.frameId)]);
+  const answered = await Promise.all(Array.from(frameIds, (frameId) => sync(tabId, frameId)));
+  return Array.from(frameIds, (frameId, i) => answered[i] ?? pages().findLast((e) => e.frameId === frameId))
+    .filter((endpoint) => endpoint && endpoints.get(tabId)?.has(endpoint))
+    .map((endpoint) => ({ frameId: endpoint.frameId, url: endpoint.url ?? '', names: [...endpoint.tools.keys()] }));
 }
 
 export async function resyncAll() {

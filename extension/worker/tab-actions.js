@@ -3,7 +3,7 @@
 // load are in the reply.
 import { ErrorCode, Method } from '../shared/protocol.js';
 import { RelayError } from './relay.js';
-import { flushDirty, lookUpTargets, markDirty, rememberTab, sync, tabs } from './mirror.js';
+import { flushDirty, lookUpTargets, markDirty, rememberTab, sync, tabs, toolOrder } from './mirror.js';
 import { requireSites } from './sites.js';
 
 const LOAD_TIMEOUT_MS = 30_000;
@@ -140,6 +140,12 @@ export const tabHandlers = {
   async [Method.TAB_SYNC]({ tabId }) {
     requireTab(tabId);
     return settled(tabId);
+  },
+
+  // The relay's own request (clients cannot send it): see toolOrder.
+  async [Method.TAB_TOOL_ORDER]({ tabId }) {
+    requireTab(tabId);
+    return { frames: await toolOrder(tabId) };
   },
 };
 

@@ -97,7 +97,7 @@ async def alaunch(
             assert process is not None
             if process.devtools is not None:
                 (reads, writes), process.devtools = process.devtools, None  # the pipe's now
-                pipe = DevTools(reads, writes, relay.devtools_changed)
+                pipe = DevTools(reads, writes, relay.devtools_changed, relay.tool_order)
                 relay.devtools = await pipe.open()
             browser = Browser(
                 connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down

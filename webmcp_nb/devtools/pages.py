@@ -14,6 +14,11 @@ tools are well under it); a tool registered again that had no title, or any tool
 once, and its title (if it now has one) added once the frame has been quiet for :data:`QUIET` seconds. A change
 is told to the relay (``emit``) once for each tab and turn of the loop, in the relay's words (:mod:`.tools`). Which
 tab a target is, the relay learns from the extension (``bind``).
+
+The browser reports each registration as it happens, in order, but a document's tools registered before the
+session followed it (a new tab's first page can run before its target is attached; a page back from the
+back/forward cache) come all at once, sorted by name. Those wait until the extension, whose bridge saw each
+registration, tells their order (``ask``), at most :data:`ORDER_WAIT` seconds.
 """
 
 from __future__ import annotations
@@ -21,21 +26,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..link._sockets import spawn
 from ..link.protocol import ToolKey
 from .pipe import CommandError, Pipe
-from .tools import Frame, wire_tool
+from .tools import MAX_TOOLS, Frame, wire_tool
 
-__all__ = ["Pages", "Target", "Emit"]
+__all__ = ["Pages", "Target", "Emit", "Ask"]
 
 log = logging.getLogger(__name__)
 
 Emit = Callable[[int, list[ToolKey], list[dict[str, Any]], int], None]
 """``emit(tab id, removed keys, upserted tools, tools left out)``: what changed in a tab's native tools."""
+Ask = Callable[[int], Awaitable[list[Any]]]
+"""``ask(tab id)``: the order in which the tab's frames registered their tools, as the extension saw them
+(``[{frameId, url, names}]``, unchecked)."""
 
 WORLD = "webmcp-nb"
 TITLE_WAIT = 2.0
@@ -47,6 +56,8 @@ QUIET = 0.05
 EMIT_EVERY = 0.01
 """Seconds between two changes told to the relay while a page keeps changing its tools (a call's result, and a tab
 action's reply, tell it at once what it must show)."""
+ORDER_WAIT = 2.0
+"""Seconds tools the browser reported all at once wait for their order (then they are shown in the browser's)."""
 SETTLE_WAIT = 2.0
 """Seconds ``settled`` waits for a tab's sessions to answer (a hung page must not hold up a navigation's reply)."""
 TITLES = """(async () => {
@@ -86,6 +97,7 @@ class Target:
     flushed: float = float("-inf")
     """When the relay was last told (the loop's clock)."""
     reading: bool = False
+    ordering: bool = False
     soon: bool = False
     waiting: list[Callable[[], None]] = field(default_factory=list)
     """What runs once the relay has been told everything the target reported so far."""
@@ -124,9 +136,10 @@ class Target:
 class Pages:
     """The mirror: targets by session, by id and by tab."""
 
-    def __init__(self, pipe: Pipe, emit: Emit, on_gone: Callable[[set[str]], None]) -> None:
+    def __init__(self, pipe: Pipe, emit: Emit, on_gone: Callable[[set[str]], None], ask: Ask) -> None:
         self._pipe = pipe
         self._emit = emit
+        self._ask = ask
         self._on_gone = on_gone  # frames whose document went: their calls fail
         self._sessions: dict[str, Target] = {}
         self._targets: dict[str, Target] = {}
@@ -307,9 +320,9 @@ class Pages:
         self._changed(target)
 
     def _added(self, target: Target, session: str, params: dict[str, Any]) -> None:
-        for raw in params.get("tools") or ():
-            if not isinstance(raw, dict) or not isinstance(raw.get("frameId"), str):
-                continue
+        tools = [t for t in params.get("tools") or () if isinstance(t, dict) and isinstance(t.get("frameId"), str)]
+        together = Counter(raw["frameId"] for raw in tools)  # more than one in a frame: sorted by name, not registered
+        for raw in tools:
             frame = target.frame(raw["frameId"], session)
             made = wire_tool(raw, frame)
             if made is None:
@@ -319,6 +332,8 @@ class Pages:
             frame.changes += 1
             frame.arrived.add(name)
             if frame.put(name, tool, size):
+                if together[frame.id] > 1:
+                    frame.unordered.add(name)
                 hold = frame.chars <= HOLD_CHARS and name not in frame.untitled
                 target.untitled.setdefault(frame.id, {})[name] = (frame.changes, hold)
                 target.added = asyncio.get_running_loop().time()
@@ -382,6 +397,9 @@ class Pages:
         if target.untitled and not target.reading:
             target.reading = True
             spawn(self._read_titles(target))
+        if not target.ordering and any(frame.unordered for frame in target.frames.values()):
+            target.ordering = True
+            spawn(self._read_order(target))
         removed: list[ToolKey] = []
         upserted: list[dict[str, Any]] = []
         omitted = self._collect(target, removed, upserted)
@@ -398,9 +416,12 @@ class Pages:
         waiting: set[int] = set()  # frames with a change not ready: their later changes wait too, to keep the order
         for key in list(target.dirty):
             frame = target.numbers.get(key[0])
-            if key[0] in waiting or (frame is not None and (frame.document is None or target.held(frame, key[1]))):
+            if key[0] in waiting or (
+                frame is not None
+                and (frame.document is None or key[1] in frame.unordered or target.held(frame, key[1]))
+            ):
                 waiting.add(key[0])
-                continue  # not ready: its document or its title is not known yet
+                continue  # not ready: its document, its place or its title is not known yet
             del target.dirty[key]
             tool = frame.tools.get(key[1]) if frame is not None else None
             if tool is None:
@@ -440,6 +461,26 @@ class Pages:
 
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(settle(), SETTLE_WAIT)
+
+    async def _read_order(self, target: Target) -> None:
+        """Put the tools the browser reported all at once in the order the extension says their frames registered
+        them; then tell the relay (tools it did not name, or all of them if it did not answer, keep the browser's
+        order, after)."""
+        asked = {fid: set(frame.unordered) for fid, frame in target.frames.items() if frame.unordered}
+        answer: list[Any] = []
+        try:
+            if target.tab_id is not None:
+                answer = await asyncio.wait_for(self._ask(target.tab_id), ORDER_WAIT)
+        except Exception as exc:  # (a timeout, a browser gone): the browser's order, rather than none
+            log.debug("no order for tab %s: %s", target.tab_id, exc)
+        finally:
+            target.ordering = False
+        places = _places(target, answer)
+        for fid, names in asked.items():
+            frame = target.frames.get(fid)
+            if frame is not None:
+                _reorder(target, frame, names & frame.unordered, places.get(fid, {}))
+        self.flush(target)
 
     async def _read_titles(self, target: Target) -> None:
         """Read the titles of the tools held back, frame by frame, until none is; then tell the relay."""
@@ -521,6 +562,43 @@ class Pages:
         if not isinstance(value, dict) or frame.document != document:
             return {}
         return {str(k): str(v) for k, v in value.items()}
+
+
+def _places(target: Target, answer: list[Any]) -> dict[str, dict[str, int]]:
+    """Each of the target's frames the extension's answer names, as name → place: the top frame's by its top frame,
+    another's by the one frame of the same address (fragment aside) when each side has exactly one; the addresses
+    must agree, so an answer about another document is never taken."""
+    reported: dict[tuple[bool, str], list[list[str]]] = {}
+    for entry in answer if isinstance(answer, list) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("names"), list):
+            where = (entry.get("frameId") == 0, _address(entry.get("url")))
+            reported.setdefault(where, []).append([n for n in entry["names"][:MAX_TOOLS] if isinstance(n, str)])
+    ours = Counter((frame.number == 0, _address(frame.url)) for frame in target.frames.values())
+    places = {}
+    for frame in target.frames.values():
+        where = (frame.number == 0, _address(frame.url))
+        if len(found := reported.get(where, [])) == 1 and ours[where] == 1:
+            places[frame.id] = {name: i for i, name in enumerate(found[0])}
+    return places
+
+
+def _address(url: Any) -> str:
+    return str(url or "").split("#", 1)[0]
+
+
+def _reorder(target: Target, frame: Frame, names: set[str], places: dict[str, int]) -> None:
+    """Give ``names`` (not shown yet) their places among the frame's tools and in what the relay is told next."""
+    if not names:
+        return
+    frame.unordered -= names
+    now = [name for name in frame.tools if name in names]
+    wanted = sorted(now, key=lambda name: places.get(name, len(places)))  # (stable: the rest as the browser had them)
+    if wanted == now:
+        return
+    moved = iter(wanted)
+    frame.tools = {name: frame.tools[name] for name in (next(moved) if n in names else n for n in frame.tools)}
+    keys = iter([(frame.number, name) for name in wanted if (frame.number, name) in target.dirty])
+    target.dirty = {(next(keys) if k[0] == frame.number and k[1] in names else k): None for k in target.dirty}
 
 
 _HANDLERS: dict[str, Callable[[Pages, Target, str, dict[str, Any]], None]] = {

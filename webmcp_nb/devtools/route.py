@@ -9,7 +9,7 @@ from typing import Any
 
 from ..link.lanes import Settle
 from .calls import Calls
-from .pages import Emit, Pages
+from .pages import Ask, Emit, Pages
 from .pipe import Pipe
 
 __all__ = ["DevTools"]
@@ -17,11 +17,12 @@ __all__ = ["DevTools"]
 
 class DevTools:
     """The protocol on the pipe ``read_fd``/``write_fd`` of a Chromium started with ``--remote-debugging-pipe``;
-    ``emit`` gets each change to a tab's native tools."""
+    ``emit`` gets each change to a tab's native tools; ``ask`` tells the order in which a tab's frames registered
+    theirs, when the browser does not."""
 
-    def __init__(self, read_fd: int, write_fd: int, emit: Emit) -> None:
+    def __init__(self, read_fd: int, write_fd: int, emit: Emit, ask: Ask) -> None:
         self.pipe = Pipe(read_fd, write_fd, on_event=self._event, on_oversized=self._oversized, on_close=self._closed)
-        self.pages = Pages(self.pipe, emit, self._gone)
+        self.pages = Pages(self.pipe, emit, self._gone, ask)
         self.calls = Calls(self.pipe, self.pages)
 
     async def open(self) -> DevTools:

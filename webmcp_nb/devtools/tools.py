@@ -61,6 +61,8 @@ class Frame:
     untitled: set[str] = field(default_factory=set)
     """Names its document registered without a title when last read: registered again, they are shown at once (and
     their titles read again after)."""
+    unordered: set[str] = field(default_factory=set)
+    """Names whose place among its tools is not known yet: the browser reported them all at once, sorted by name."""
     chars: int = 0
 
     @property
@@ -80,6 +82,7 @@ class Frame:
     def drop(self, name: str) -> bool:
         """Forget ``name``; whether it was mirrored."""
         self.left_out.discard(name)
+        self.unordered.discard(name)
         if self.tools.pop(name, None) is None:
             return False
         self.chars -= self.sizes.pop(name)
@@ -88,7 +91,8 @@ class Frame:
     def clear(self) -> list[str]:
         """Forget the document: its tools' names."""
         gone = list(self.tools)
-        self.tools, self.sizes, self.left_out, self.chars, self.world, self.untitled = {}, {}, set(), 0, None, set()
+        self.tools, self.sizes, self.left_out, self.chars, self.world = {}, {}, set(), 0, None
+        self.untitled, self.unordered = set(), set()
         return gone
 
 

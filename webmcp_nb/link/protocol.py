@@ -73,6 +73,7 @@ class Method(str, Enum):
     TAB_CLOSE = "tab.close"
     TAB_SCREENSHOT = "tab.screenshot"
     TAB_SYNC = "tab.sync"  # ask a tab's frames to re-send their tools; replies with the tab
+    TAB_TOOL_ORDER = "tab.toolOrder"  # relay → browser: the order in which each frame registered its native tools
     SKILL_INSTALL = "skill.install"  # install or replace a skill and run it in matching tabs
     SKILL_UNINSTALL = "skill.uninstall"
     SKILL_UPDATE = "skill.update"  # enable/disable a skill or some of its tools

@@ -362,6 +362,17 @@ class _Pending:
     method: str = ""
 
 
+class _Answer:
+    """The relay's own request to a browser: its reply, into a future."""
+
+    def __init__(self, future: asyncio.Future[dict[str, Any]]) -> None:
+        self.future = future
+
+    def deliver(self, frame: Frame) -> None:
+        if not self.future.done():
+            self.future.set_result(frame.message)
+
+
 class Refusal(NamedTuple):
     """A peer the relay turned away: where it knocked, the status it got, and why."""
 
@@ -943,6 +954,25 @@ class Relay:
         peer.devtools_omitted[tab_id] = omitted
         changes = {"removed": [list(key) for key in removed], "upserted": upserted}
         self._broadcast(Method.TAB_UPDATED, {"browserId": peer.info.id, "tab": peer.fields(tab_id), "changes": changes})
+
+    async def tool_order(self, tab_id: int) -> list[dict[str, Any]]:
+        """The order in which each frame of tab ``tab_id`` registered its page tools, as the extension saw them
+        (``[{frameId, url, names}]``, the browser's word, unchecked; empty when no browser answers): for the DevTools
+        pipe, whose browser reports a document's tools sorted by name when it reports them all at once."""
+        peer = next((p for p in self._browsers.values() if tab_id in p.targets), None)
+        if peer is None:
+            return []
+        answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        rid = next(self._ids)
+        self._pending[rid] = _Pending(_Answer(answer), 0, peer.info.id, method=Method.TAB_TOOL_ORDER.value)
+        request = {"id": rid, "method": Method.TAB_TOOL_ORDER.value, "params": {"tabId": tab_id}}
+        send_soon(peer.connection, json.dumps(request))
+        try:
+            result = (await answer).get("result")
+        finally:
+            self._pending.pop(rid, None)
+        frames = result.get("frames") if isinstance(result, dict) else None
+        return frames if isinstance(frames, list) else []
 
     def _call_on_lane(self, client: RelayClient, client_id: int, peer: _BrowserPeer, params: dict[str, Any]) -> bool:
         """Run a page tool over its frame's lane, if the frame has one; ``False`` leaves it to the worker."""
