@@ -215,3 +215,15 @@ def test_a_tab_matches_its_lock_or_the_assertion_says_what_changed(native_browse
     assert_tools_match(tab, ToolLock.of_tab(tab))
     assert isinstance(tab, wm.Tab)
     tab.close()
+
+
+def test_page_text_a_terminal_cannot_print_is_shown_by_its_code(tmp_path: Path):
+    """A page's JavaScript string may hold a lone surrogate, which no output encodes: the commands show it as
+    <U+D800> (they raised UnicodeEncodeError, exit 1 as if the gate had failed)."""
+    before = entry("getA", prop(type="string"), title="A\ud800", description="Reads \udfff a.")
+    ToolLock.of([before]).write(tmp_path / "old.json")
+    ToolLock.of([replace(before, title="B\ud800")]).write(tmp_path / "new.json")
+    listed = cli("tools", str(tmp_path / "old.json"))
+    assert listed.returncode == 0 and "getA: Reads <U+DFFF> a." in listed.stdout, listed.stderr
+    changes = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert changes.returncode == 0 and 'title changed from "A<U+D800>" to "B<U+D800>"' in changes.stdout, changes.stderr
