@@ -18,8 +18,8 @@ from ports import free_port
 
 import webmcp_nb as wm
 from webmcp_nb.ci.config import ConfigError, LintConfig, find_config
-from webmcp_nb.ci.findings import Finding
-from webmcp_nb.ci.lock import ToolLock
+from webmcp_nb.ci.findings import MESSAGE_LIMIT, Finding
+from webmcp_nb.ci.lock import ToolEntry, ToolLock
 from webmcp_nb.ci.report import LintReport
 from webmcp_nb.ci.rules import RULES
 from webmcp_nb.cli import main
@@ -252,3 +252,37 @@ def test_the_command_exits_1_on_errors_with_json_and_junit_and_2_when_it_cannot_
         assert main(["lint", *args]) == 2
         refused = capsys.readouterr().err
         assert said in refused and refused.count("\n") == 1, (args, refused)
+
+
+def test_page_text_in_what_lint_and_diff_say_is_bounded_and_never_starts_a_line(tmp_path: Path):
+    """A page can make a pattern, an argument's name or a value 150,000 characters long: each finding and each change
+    quotes the start of it, in the terminal, JSON and JUnit alike. A lock file whose tool name holds a line break
+    (which could start a CI log line such as ``::error::``) is refused, naming it."""
+    big = "x" * 150_000
+    schemas = {
+        "getPattern": {"properties": {"a": {"type": "string", "description": "d", "pattern": "(" + big}}},
+        "getRequired": {"properties": {"a": {"type": "string", "description": "d"}}, "required": ["a", big]},
+        "getBound": {"properties": {"a": {"type": "string", "description": "d", "minLength": big}}},
+        "getNamed": {"properties": {big: {"type": "string", "description": "d"}}},
+    }
+    lock = ToolLock.of(
+        ToolEntry(name, "Reads it.", input_schema={"type": "object", **schema}, annotations={"readOnlyHint": True})
+        for name, schema in schemas.items()
+    )
+    lock.write(tmp_path / "big.json")
+    said = cli("lint", str(tmp_path / "big.json"), "--junit", str(tmp_path / "lint.xml"))
+    assert said.returncode == 1 and max(map(len, said.stdout.splitlines())) < 2_500
+    assert (tmp_path / "lint.xml").stat().st_size < 20_000
+    data = json.loads(cli("lint", str(tmp_path / "big.json"), "--json").stdout)
+    messages = {f["rule"]: f["message"] for f in data["targets"][0]["findings"]}
+    assert set(messages) == {"schema-invalid", "required-unknown", "pattern-costly"}
+    assert max(map(len, messages.values())) <= MESSAGE_LIMIT + 40
+    narrowed = {"type": "object", "properties": {big: {"type": "integer", "description": "d"}}}
+    ToolLock.of([ToolEntry("getNamed", "Reads it.", input_schema=narrowed)]).write(tmp_path / "new.json")
+    changes = cli("diff", str(tmp_path / "big.json"), str(tmp_path / "new.json"))
+    assert changes.returncode == 1 and max(map(len, changes.stdout.splitlines())) < 2_500, changes.stderr
+
+    ToolLock.of([ToolEntry("getA\n::error::injected", "Reads it.")]).write(tmp_path / "forged.json")
+    refused = cli("lint", str(tmp_path / "forged.json"))
+    assert refused.returncode == 2 and "holds a line break or a control character" in refused.stderr
+    assert "::error::" not in [line.strip()[:9] for line in (refused.stdout + refused.stderr).splitlines()]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from ..core.agent_rules import RISK, risk_of
 from ..core.display import Markup, clip, escape, table, visible
+from .findings import MESSAGE_LIMIT
 from .lock import ToolEntry, ToolLock, normal_schema
 from .rules.base import as_dict, as_list
 
@@ -35,6 +36,9 @@ class Change:
     kind: Kind
     tool: str
     what: str
+
+    def __post_init__(self) -> None:  # (it quotes page text: argument names, values)
+        object.__setattr__(self, "what", clip(self.what, MESSAGE_LIMIT))
 
 
 def _json(value: Any) -> str:

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.display import clip
 from ..config import LintConfig
 from ..findings import Finding, Rule
 from ..lock import ToolEntry
 
 __all__ = [
     "PageTools", "Sample", "found", "parameters", "texts", "words_of_name", "sentence_starts", "as_dict", "as_list",
+    "shown",
 ]  # fmt: skip
 
 _DEPTH = 6
@@ -58,6 +60,12 @@ def as_dict(value: Any) -> dict[str, Any]:
 def as_list(value: Any) -> list[Any]:
     """``value`` when it is a list, else an empty one."""
     return value if isinstance(value, list) else []
+
+
+def shown(value: Any, limit: int = 100) -> str:
+    """A value of the page's as a message quotes it: its ``repr`` (line breaks and quotes escaped), cut to
+    ``limit`` characters."""
+    return clip(repr(value), limit)
 
 
 def found(rule: Rule, entry: ToolEntry | None, message: str, fix: str) -> Finding:
