@@ -194,10 +194,14 @@ sys.meta_path.insert(0, Noisy())
 """
 
 
-def test_what_is_printed_while_the_server_imports_misses_the_wire(tmp_path: Path) -> None:
-    (tmp_path / "sitecustomize.py").write_text(NOISY_IMPORT)
+@pytest.mark.parametrize("flushed", [True, False], ids=["flushed", "buffered"])
+def test_what_is_printed_while_the_server_imports_misses_the_wire(flushed: bool, tmp_path: Path) -> None:
+    """Printed and flushed, it goes to stderr at once; printed and left in Python's buffer (a pipe's stdout is
+    block-buffered unless PYTHONUNBUFFERED is set, which a desktop client does not set), it is written out to stderr
+    before the wire is put back on fd 1 as the server ends (it reached the client after the last answer)."""
+    (tmp_path / "sitecustomize.py").write_text(NOISY_IMPORT if flushed else NOISY_IMPORT.replace(", flush=True", ""))
     path = os.pathsep.join([str(tmp_path), server_env()["PYTHONPATH"]])
-    process = _server("--launch", PYTHONPATH=path, WEBMCP_NB_CHROMIUM=NOWHERE)
+    process = _server("--launch", PYTHONPATH=path, WEBMCP_NB_CHROMIUM=NOWHERE, PYTHONUNBUFFERED="")
     assert process.stdin is not None
     process.stdin.write(_line(_initialize("2025-11-25")))
     process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -205,8 +209,8 @@ def test_what_is_printed_while_the_server_imports_misses_the_wire(tmp_path: Path
     process.stdin.write(_line(call))
     process.stdin.flush()
     assert _answer(process)["id"] == 1 and _answer(process)["id"] == 2  # JSON-RPC, and nothing else, on stdout
-    _, stderr = process.communicate(timeout=60)
-    assert b"printed while the server imports" in stderr
+    rest, stderr = process.communicate(timeout=60)
+    assert b"printed while the server imports" in stderr and rest == b""
 
 
 HELD_CHROMIUM = """#!/bin/sh

@@ -25,7 +25,10 @@ from typing import Any
 
 from .._version import __version__
 
-__all__ = ["EarlyWire", "early_answer", "initialize_result", "NAME", "TITLE", "INSTRUCTIONS", "HANDSHAKE_VERSIONS"]
+__all__ = [
+    "EarlyWire", "early_answer", "flush_stray_output", "initialize_result", "NAME", "TITLE", "INSTRUCTIONS",
+    "HANDSHAKE_VERSIONS",
+]  # fmt: skip
 
 NAME = "webmcp-nb"
 TITLE = "webmcp-nb: the tools of a browser tab"
@@ -187,11 +190,21 @@ class EarlyWire:
         self._restored = True
         os.close(self._wake_r)
         os.close(self._wake_w)
+        flush_stray_output()
         for private, fd in ((self.wire_in, 0), (self.wire_out, 1)):
             with contextlib.suppress(OSError):
                 os.set_blocking(private, True)
                 os.dup2(private, fd)
                 os.close(private)
+
+
+def flush_stray_output() -> None:
+    """Write out what was printed to ``sys.stdout`` while fd 1 pointed at stderr, before the wire is put back on it:
+    Python buffers a pipe's output, and what an import or a library printed would else reach the client at exit."""
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):  # (closed, or replaced by something that cannot flush)
+            if stream is not None:
+                stream.flush()
 
 
 def _write_all(fd: int, data: bytes) -> None:
