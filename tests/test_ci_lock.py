@@ -129,11 +129,42 @@ def prop(**schema) -> dict:
          {"type": "object", "properties": {}, "additionalProperties": True},
          ("compatible", "argument 'x' was removed (the schema still takes any argument)")),
         (prop(default=1), prop(default=2), ("compatible", "x: default changed from 1 to 2")),
+        # every keyword that changes is a change: those the diff weighs, and any other (breaking unless dropped)
+        (prop(anyOf=[{"type": "string"}, {"type": "number"}]), prop(anyOf=[{"type": "string"}]),
+         ("breaking", 'x: anyOf: no longer takes {"type": "number"}')),
+        (prop(anyOf=[{"type": "string"}]), prop(anyOf=[{"type": "string"}, {"type": "null"}]),
+         ("compatible", 'x: anyOf: now also takes {"type": "null"}')),
+        (prop(type="string"), prop(type="string", oneOf=[{"const": "a"}, {"const": "b"}]),
+         ("breaking", "x: oneOf added")),
+        (prop(), {**prop(), "allOf": [{"required": ["x"]}]}, ("breaking", "allOf added")),
+        (prop(type="string"), prop(type="string", **{"not": {"const": "a"}}), ("breaking", 'x: not added: {"const"')),
+        ({**prop(**{"$ref": "#/$defs/a"}), "$defs": {"a": {"properties": {"y": {}}}}},
+         {**prop(**{"$ref": "#/$defs/a"}), "$defs": {"a": {"properties": {"y": {}}, "required": ["y"]}}},
+         ("breaking", "argument '$defs/a.y' is now required")),
+        (prop(**{"$ref": "#/$defs/a"}), prop(**{"$ref": "#/$defs/b"}),
+         ("breaking", 'x: $ref changed from "#/$defs/a"')),
+        (prop(), {**prop(), "additionalProperties": False},
+         ("breaking", "no other arguments than those named are taken now: calls that pass one are refused")),
+        ({**prop(), "additionalProperties": {"type": "string"}},
+         {**prop(), "additionalProperties": {"type": "integer"}},
+         ("breaking", '*: type changed from "string" to "integer"')),
+        (prop(type="array"), prop(type="array", uniqueItems=False), ("compatible", "x: uniqueItems set to false")),
+        ({"type": "object", "properties": {"x": True}}, {"type": "object", "properties": {"x": False}},
+         ("breaking", "x: schema changed from true to false")),
+        (prop(enum=["a" * 130 + "1", "b"]), prop(enum=["a" * 130 + "2", "b"]), ("breaking", "x: enum no longer takes")),
+        (prop(enum=["a", "b"]), prop(const="a"), ("breaking", 'x: const no longer takes "b"')),
     ],
 )  # fmt: skip
 def test_each_kind_of_schema_change_is_classified(before: dict, after: dict, expected: tuple[str, str]):
     found = changed(entry(schema=before), entry(schema=after))
     assert any(kind == expected[0] and what.startswith(expected[1]) for kind, what in found), found
+
+
+def test_the_same_values_written_another_way_are_no_change():
+    assert changed(entry(schema=prop(enum=["a"])), entry(schema=prop(const="a"))) == []
+    either = [{"type": "string"}, {"type": "null"}]
+    assert changed(entry(schema=prop(anyOf=either)), entry(schema=prop(anyOf=either[::-1]))) == []
+    assert changed(entry(schema=None), entry(schema={})) == []
 
 
 def test_renames_moves_and_risk_changes_are_breaking(tmp_path: Path):
@@ -152,6 +183,11 @@ def test_renames_moves_and_risk_changes_are_breaking(tmp_path: Path):
         ("breaking", "now high risk: agents ask before every call; unattended ones refuse it")
     ]
     assert changed(base, reading) == [("compatible", "risk lowered from medium to low")]
+    high = replace(base, annotations={"consequentialHint": True})
+    assert changed(high, replace(base, annotations={"destructiveHint": True})) == [
+        ("compatible", "annotation consequentialHint changed from true to false"),
+        ("compatible", "annotation destructiveHint changed from false to true"),
+    ]  # as high a risk, said another way: still a change of the lock
     assert changed(base, replace(base, title="Search", annotations={"readOnlyHint": False})) == [
         ("compatible", 'title changed from null to "Search"')  # a false annotation is the default: no change
     ]
@@ -179,3 +215,15 @@ def test_a_tab_matches_its_lock_or_the_assertion_says_what_changed(native_browse
     assert_tools_match(tab, ToolLock.of_tab(tab))
     assert isinstance(tab, wm.Tab)
     tab.close()
+
+
+def test_page_text_a_terminal_cannot_print_is_shown_by_its_code(tmp_path: Path):
+    """A page's JavaScript string may hold a lone surrogate, which no output encodes: the commands show it as
+    <U+D800> (they raised UnicodeEncodeError, exit 1 as if the gate had failed)."""
+    before = entry("getA", prop(type="string"), title="A\ud800", description="Reads \udfff a.")
+    ToolLock.of([before]).write(tmp_path / "old.json")
+    ToolLock.of([replace(before, title="B\ud800")]).write(tmp_path / "new.json")
+    listed = cli("tools", str(tmp_path / "old.json"))
+    assert listed.returncode == 0 and "getA: Reads <U+DFFF> a." in listed.stdout, listed.stderr
+    changes = cli("diff", str(tmp_path / "old.json"), str(tmp_path / "new.json"))
+    assert changes.returncode == 0 and 'title changed from "A<U+D800>" to "B<U+D800>"' in changes.stdout, changes.stderr

@@ -14,14 +14,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from eventually import eventually
 from fastmcp import Client as FastMCPClient
 from mcp_peers import server_env
+from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from webmcp_nb.browser.chromium import find_chromium
-from webmcp_nb.mcp.early import HANDSHAKE_VERSIONS, initialize_result
+from webmcp_nb.mcp.early import CAPABILITIES, CLIENT_INFO, HANDSHAKE_VERSIONS, early_answer, initialize_result
 
 NOWHERE = "/nonexistent/chromium"  # a browser that cannot start: the server must still answer, and say so
 
@@ -69,6 +72,88 @@ def test_only_a_well_formed_first_initialize_is_answered_early() -> None:
         assert initialize_result(refused) is None, refused
 
 
+def _with(**params: Any) -> bytes:
+    request = _initialize("2025-06-18", 0)
+    request["params"] |= params
+    return _line(request)
+
+
+GOOD = _line(_initialize("2025-06-18"))
+FIRST_LINES = {
+    "plain": GOOD,
+    "a string id": _line(_initialize("2025-11-25", "first")),
+    "every capability": _with(
+        capabilities={
+            "roots": {"listChanged": True},
+            "sampling": {"context": {}, "tools": None},
+            "elicitation": {"form": {}},
+            "experimental": {"x": {"y": 1}},
+            "extensions": {},
+        },
+        clientInfo={"name": "c", "version": "1", "title": "C", "websiteUrl": "https://c.example/"},
+    ),
+    "a byte order mark": b"\xef\xbb\xbf" + GOOD,
+    "a lone surrogate": GOOD.replace(b'"cold"', b'"\\ud800"'),
+    "not UTF-8": GOOD.replace(b'"cold"', b'"c\xffld"'),
+    "no jsonrpc": GOOD.replace(b'"jsonrpc": "2.0", ', b""),
+    "JSON-RPC 1.0": GOOD.replace(b'"2.0"', b'"1.0"'),
+    "roots not an object": _with(capabilities={"roots": 5}),
+    "listChanged not a boolean": _with(capabilities={"roots": {"listChanged": "yes"}}),
+    "an experimental capability not an object": _with(capabilities={"experimental": {"x": 1}}),
+    "icons not a list": _with(clientInfo={"name": "c", "version": "1", "icons": 5}),
+    "a name not a text": _with(clientInfo={"name": 5, "version": "1"}),
+    "tasks": _with(capabilities={"tasks": {"list": {}}}),
+    "a _meta": _with(_meta={"progressToken": 1}),
+    "trailing text": GOOD.rstrip() + b" x\n",
+}
+
+
+def _sdk_takes(line: bytes) -> bool:
+    """Whether the SDK answers ``line`` with a result: its parser reads it (as the transport decodes it), and its
+    initialize parameters pass the SDK's models (each handshake version's, and the one it answers from)."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line.decode("utf-8", "replace"), by_name=False)
+        params = getattr(message, "params", None)
+        for version in HANDSHAKE_PROTOCOL_VERSIONS:
+            methods.validate_client_request("initialize", version, params)
+        types.InitializeRequestParams.model_validate(params, by_name=False)
+    except ValidationError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("line", FIRST_LINES.values(), ids=FIRST_LINES.keys())
+def test_a_first_line_is_answered_early_only_when_the_sdk_answers_it_with_that_result(line: bytes) -> None:
+    """A first line the SDK would answer with an error (or not read) got the early success anyway, and the session
+    then refused every request: now only a line every field of which the SDK's models take is answered early."""
+    answer = early_answer(line.rstrip(b"\n"))
+    if answer is not None:
+        assert _sdk_takes(line) and answer[1] == initialize_result(json.loads(line))
+    assert (answer is not None) == (line in (GOOD, FIRST_LINES["a string id"], FIRST_LINES["every capability"]))
+
+
+def test_what_the_early_answer_judges_are_the_sdks_fields() -> None:
+    """The capabilities and client fields the early answer judges are the SDK's (but those it leaves to the SDK)."""
+    sdk = {field.alias or name for name, field in types.ClientCapabilities.model_fields.items()}
+    assert set(CAPABILITIES) == sdk - {"tasks"}
+    sdk = {field.alias or name for name, field in types.Implementation.model_fields.items()}
+    assert set(CLIENT_INFO) == sdk - {"icons"}
+
+
+@pytest.mark.parametrize("line", [FIRST_LINES["no jsonrpc"], FIRST_LINES["roots not an object"]], ids=["rpc", "roots"])
+def test_a_first_line_the_sdk_refuses_gets_the_sdks_answer_on_the_wire(line: bytes, tmp_path: Path) -> None:
+    """End to end: what a client gets for a first line the SDK refuses is the SDK's own answer (on a pipe, where
+    the early wire reads it, as from a file, where the SDK's own transport does), and the session's next answer."""
+    rest = _line({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+    (tmp_path / "requests.jsonl").write_bytes(line + rest)
+    with open(tmp_path / "requests.jsonl", "rb") as requests:
+        from_file = _server("--launch", stdin=requests, WEBMCP_NB_CHROMIUM=NOWHERE).communicate(timeout=60)[0]
+    on_pipe = _server("--launch", WEBMCP_NB_CHROMIUM=NOWHERE).communicate(line + rest, timeout=60)[0]
+    sdks, sent = ([json.loads(said) for said in out.splitlines()] for out in (from_file, on_pipe))
+    first = [said for said in sent if said.get("id") != 7]  # (a file's end may end the session before id 7's answer)
+    assert first == [said for said in sdks if said.get("id") != 7] and not any("result" in said for said in sent)
+
+
 @pytest.mark.parametrize("version", HANDSHAKE_PROTOCOL_VERSIONS)
 def test_the_early_answer_to_initialize_is_the_sdks_and_a_browser_that_cannot_start_is_said(
     version: str, tmp_path: Path
@@ -110,10 +195,14 @@ sys.meta_path.insert(0, Noisy())
 """
 
 
-def test_what_is_printed_while_the_server_imports_misses_the_wire(tmp_path: Path) -> None:
-    (tmp_path / "sitecustomize.py").write_text(NOISY_IMPORT)
+@pytest.mark.parametrize("flushed", [True, False], ids=["flushed", "buffered"])
+def test_what_is_printed_while_the_server_imports_misses_the_wire(flushed: bool, tmp_path: Path) -> None:
+    """Printed and flushed, it goes to stderr at once; printed and left in Python's buffer (a pipe's stdout is
+    block-buffered unless PYTHONUNBUFFERED is set, which a desktop client does not set), it is written out to stderr
+    before the wire is put back on fd 1 as the server ends (it reached the client after the last answer)."""
+    (tmp_path / "sitecustomize.py").write_text(NOISY_IMPORT if flushed else NOISY_IMPORT.replace(", flush=True", ""))
     path = os.pathsep.join([str(tmp_path), server_env()["PYTHONPATH"]])
-    process = _server("--launch", PYTHONPATH=path, WEBMCP_NB_CHROMIUM=NOWHERE)
+    process = _server("--launch", PYTHONPATH=path, WEBMCP_NB_CHROMIUM=NOWHERE, PYTHONUNBUFFERED="")
     assert process.stdin is not None
     process.stdin.write(_line(_initialize("2025-11-25")))
     process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
@@ -121,8 +210,8 @@ def test_what_is_printed_while_the_server_imports_misses_the_wire(tmp_path: Path
     process.stdin.write(_line(call))
     process.stdin.flush()
     assert _answer(process)["id"] == 1 and _answer(process)["id"] == 2  # JSON-RPC, and nothing else, on stdout
-    _, stderr = process.communicate(timeout=60)
-    assert b"printed while the server imports" in stderr
+    rest, stderr = process.communicate(timeout=60)
+    assert b"printed while the server imports" in stderr and rest == b""
 
 
 HELD_CHROMIUM = """#!/bin/sh

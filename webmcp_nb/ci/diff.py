@@ -1,10 +1,12 @@
 """What changed between two versions of a page's tools (lock files or live pages), each change classified:
 **breaking** when a caller that worked with the old version can fail or act differently with the new one — a tool
 removed or renamed, a required argument added, an argument removed, a type changed, an enum value removed, a bound
-tightened, a pattern or format added or changed, a read-only tool no longer read-only, a tool's risk raised to high
-(agents now ask before it; unattended ones refuse it), a tool moved to another frame's origin — and **compatible**
-otherwise: a tool added, an optional argument added, a requirement dropped, a type or bound widened, an enum value
-added, a description, title or default changed."""
+tightened, a pattern or format added or changed, a choice of anyOf removed, any keyword the diff does not weigh
+added or changed (``$ref``, ``not``…: a call that passed may be refused), a read-only tool no longer read-only, a
+tool's risk raised to high (agents now ask before it; unattended ones refuse it), a tool moved to another frame's
+origin — and **compatible** otherwise: a tool added, an optional argument added, a requirement dropped, a type or
+bound widened, an enum value added, a keyword dropped, a description, title or default changed. Whatever differs
+in the lock files is a change: the diff never says two versions are the same when their locks differ."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from typing import Any, Literal
 
 from ..core.agent_rules import RISK, risk_of
 from ..core.display import Markup, clip, escape, table, visible
-from .lock import ToolEntry, ToolLock
+from .findings import MESSAGE_LIMIT
+from .lock import ToolEntry, ToolLock, normal_schema
 from .rules.base import as_dict, as_list
 
 __all__ = ["Change", "ToolDiff", "diff"]
@@ -33,6 +36,9 @@ class Change:
     kind: Kind
     tool: str
     what: str
+
+    def __post_init__(self) -> None:  # (it quotes page text: argument names, values)
+        object.__setattr__(self, "what", clip(self.what, MESSAGE_LIMIT))
 
 
 def _json(value: Any) -> str:
@@ -118,9 +124,7 @@ def diff(old: ToolLock, new: ToolLock) -> ToolDiff:
 
 
 def _same_body(a: ToolEntry, b: ToolEntry) -> bool:
-    return a.description == b.description and json.dumps(a.to_json()["inputSchema"], sort_keys=True) == json.dumps(
-        b.to_json()["inputSchema"], sort_keys=True
-    )
+    return a.description == b.description and _same(a.input_schema, b.input_schema)
 
 
 def _moved_or_renamed(entry: ToolEntry, added: list[ToolEntry]) -> ToolEntry | None:
@@ -148,8 +152,9 @@ def _tool_changes(old: ToolEntry, new: ToolEntry) -> list[Change]:
     elif was != now:
         out.append(Change("compatible", where, f"risk lowered from {was} to {now}"))
     before, after = old.to_json()["annotations"], new.to_json()["annotations"]  # false is the default: left out
-    notes = {k for k in {*before, *after} if before.get(k) != after.get(k)}
-    for key in sorted(notes - {RISK["low_hint"], *RISK["high_hints"], RISK["declared"]}):
+    notes = {k for k in {*before, *after} if not _same(before.get(k), after.get(k))}
+    said = {RISK["low_hint"], *RISK["high_hints"], RISK["declared"]} if was != now else set()  # (the risk line)
+    for key in sorted(notes - said):
         out.append(
             Change("compatible", where, f"annotation {key} changed from {_json(before.get(key, False))} to "
                    f"{_json(after.get(key, False))}")
@@ -164,12 +169,40 @@ def _types(schema: dict[str, Any]) -> set[str] | None:
     return None if kinds is None else kinds | ({"integer"} if "number" in kinds else set())
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Whether two parts of a schema are the same, as a lock file writes them (never compared as shown: a shown
+    value is clipped)."""
+    return _canonical(a) == _canonical(b)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(normal_schema(value), sort_keys=True)
+
+
+WEIGHED = frozenset({
+    "type", "enum", "const", "pattern", "format", "multipleOf", *LOWER_BOUNDS, *UPPER_BOUNDS, "default",
+    "description", "items", "properties", "required", "additionalProperties", "$defs", "definitions", "anyOf",
+    "oneOf", "allOf",
+})  # fmt: skip
+"""The keywords :func:`_schema` weighs one by one; any other that changes is judged by :func:`_unweighed`."""
+NOTES = frozenset({"title", "examples", "$comment", "deprecated", "readOnly", "writeOnly", "$schema", "$id"})
+"""Keywords that check nothing (annotations): a change to one is compatible."""
+ACCEPTING = {"uniqueItems": False, "unevaluatedProperties": True, "unevaluatedItems": True}
+"""Values of a keyword that refuse nothing: adding one is compatible."""
+
+
 def _schema(old: Any, new: Any, path: str = "", depth: int = 0) -> Iterator[tuple[Kind, str]]:
-    """The changes from schema ``old`` to ``new`` at ``path`` (``""``: the tool's arguments)."""
-    old, new = as_dict(old), as_dict(new)
-    if depth > _DEPTH:
-        return
+    """The changes from schema ``old`` to ``new`` at ``path`` (``""``: the tool's arguments). Every keyword that
+    differs is a change: those weighed here as breaking or compatible by what they mean, any other as breaking
+    when it is added or changed (a call that passed may now be refused) and compatible when it is dropped."""
     at = f"{path}: " if path else ""
+    old, new = ({} if old is None else old), ({} if new is None else new)  # (no schema: any arguments)
+    if _same(old, new):
+        return
+    if not isinstance(old, dict) or not isinstance(new, dict) or depth > _DEPTH:
+        accepts_all = new is True or new == {}
+        yield ("compatible" if accepts_all else "breaking"), f"{at}schema changed from {_json(old)} to {_json(new)}"
+        return
     was, now = _types(old), _types(new)
     if was != now and now is not None:
         if was is None or not was <= now:
@@ -180,19 +213,87 @@ def _schema(old: Any, new: Any, path: str = "", depth: int = 0) -> Iterator[tupl
         yield "compatible", f"{at}type no longer limited (was {_kind(old)})"
     yield from _choices(old, new, at)
     for key in ("pattern", "format", "multipleOf"):
-        if key in new and old.get(key) != new.get(key):
+        if key in new and not _same(old.get(key), new[key]):
             yield "breaking", f"{at}{key} {'changed to' if key in old else 'added:'} {_json(new[key])}"
         elif key in old and key not in new:
             yield "compatible", f"{at}{key} dropped"
     for key in (*LOWER_BOUNDS, *UPPER_BOUNDS):
         yield from _bound(key, old.get(key), new.get(key), at)
-    if old.get("default") != new.get("default") and ("default" in old or "default" in new):
+    if not _same(old.get("default"), new.get("default")) and ("default" in old or "default" in new):
         yield "compatible", f"{at}default changed from {_json(old.get('default'))} to {_json(new.get('default'))}"
     if path and old.get("description") != new.get("description"):
         yield "compatible", f"{at}description changed"
-    if as_dict(old.get("items")) or as_dict(new.get("items")):
+    if "items" in old or "items" in new:
         yield from _schema(old.get("items"), new.get("items"), f"{path}[]", depth + 1)
     yield from _arguments(old, new, f"{path}." if path else "", depth)
+    yield from _others(old.get("additionalProperties"), new.get("additionalProperties"), path, depth)
+    for key in ("$defs", "definitions"):
+        before, after = as_dict(old.get(key)), as_dict(new.get(key))
+        for name in sorted({*before, *after}):
+            where = f"{at}{key}/{name}"
+            if name not in after:
+                yield "breaking", f"{where} removed: a $ref to it finds nothing"
+            elif name in before:
+                yield from _schema(before[name], after[name], f"{path}{'/' if path else ''}{key}/{name}", depth + 1)
+    for key in ("anyOf", "oneOf", "allOf"):
+        yield from _branches(key, old.get(key), new.get(key), at)
+    for key in sorted({*old, *new} - WEIGHED):
+        if not _same(old.get(key), new.get(key)):
+            yield _unweighed(key, old, new, at)
+
+
+def _unweighed(key: str, old: dict[str, Any], new: dict[str, Any], at: str) -> tuple[Kind, str]:
+    """A keyword :func:`_schema` does not weigh, changed: compatible when it checks nothing, is dropped or takes a
+    value that refuses nothing; else breaking."""
+    if key in NOTES:
+        return "compatible", f"{at}{key} changed"
+    if key not in new:
+        return "compatible", f"{at}{key} dropped"
+    if key in ACCEPTING and new[key] == ACCEPTING[key]:
+        return "compatible", f"{at}{key} set to {_json(new[key])}"
+    how = f"changed from {_json(old[key])} to" if key in old else "added:"
+    return "breaking", f"{at}{key} {how} {_json(new[key])} (calls that passed may be refused now)"
+
+
+def _others(old: Any, new: Any, path: str, depth: int) -> Iterator[tuple[Kind, str]]:
+    """``additionalProperties``: what an object takes besides its named properties (absent: anything)."""
+    if _same(old, new):
+        return
+    at, what = (f"{path}: ", "properties") if path else ("", "arguments")
+    if new is None or new is True or new == {}:
+        yield "compatible", f"{at}other {what} than those named are taken now"
+    elif new is False:
+        yield "breaking", f"{at}no other {what} than those named are taken now: calls that pass one are refused"
+    elif old is False:
+        yield "compatible", f"{at}other {what} than those named are taken now, as {_json(new)} says"
+    elif isinstance(old, dict):
+        yield from _schema(old, new, f"{path}.*" if path else "*", depth + 1)
+    else:
+        yield "breaking", f"{at}other {what} than those named must fit {_json(new)} now"
+
+
+def _branches(key: str, old: Any, new: Any, at: str) -> Iterator[tuple[Kind, str]]:
+    """``anyOf``, ``oneOf`` and ``allOf``, each a set of schemas: a choice (anyOf, oneOf) removed, or a condition
+    (allOf) added, refuses what passed; the other way round is compatible, except a choice added to ``oneOf``
+    (a value may then fit two, which oneOf refuses)."""
+    if _same(old, new):
+        return
+    before = {_canonical(b): b for b in as_list(old)} if old is not None else None
+    after = {_canonical(b): b for b in as_list(new)} if new is not None else None
+    if after is None:
+        yield "compatible", f"{at}{key} dropped"
+        return
+    if before is None:
+        yield "breaking", f"{at}{key} added: {_json(new)}"
+        return
+    lost = [b for k, b in before.items() if k not in after]
+    gained = [b for k, b in after.items() if k not in before]
+    narrowing, widening = (gained, lost) if key == "allOf" else (lost, gained)
+    for part in narrowing:
+        yield "breaking", f"{at}{key}: {'added' if key == 'allOf' else 'no longer takes'} {_json(part)}"
+    for part in widening:
+        kind: Kind = "breaking" if key == "oneOf" else "compatible"
+        yield kind, f"{at}{key}: {'dropped' if key == 'allOf' else 'now also takes'} {_json(part)}"
 
 
 def _kind(schema: dict[str, Any]) -> str:
@@ -200,31 +301,39 @@ def _kind(schema: dict[str, Any]) -> str:
     return _json(kind) if kind is not None else "any"
 
 
+def _allowed(schema: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The values a schema is limited to (``enum`` or ``const``: which, and each value by its canonical text), or
+    ``None``."""
+    if "const" in schema:
+        return "const", {_canonical(schema["const"]): schema["const"]}
+    if "enum" in schema:
+        return "enum", {_canonical(v): v for v in as_list(schema["enum"])}
+    return None
+
+
 def _choices(old: dict[str, Any], new: dict[str, Any], at: str) -> Iterator[tuple[Kind, str]]:
-    for key in ("enum", "const"):
-        if key not in old and key not in new:
-            continue
-        before = [_json(v) for v in (as_list(old[key]) if key == "enum" else [old[key]])] if key in old else None
-        after = [_json(v) for v in (as_list(new[key]) if key == "enum" else [new[key]])] if key in new else None
-        if after is None:
-            yield "compatible", f"{at}{key} dropped: any value of its type"
-        elif before is None:
-            yield "breaking", f"{at}now limited to {', '.join(after)}"
-        else:
-            if lost := [v for v in before if v not in after]:
-                yield "breaking", f"{at}{key} no longer takes {', '.join(lost)}"
-            if gained := [v for v in after if v not in before]:
-                yield "compatible", f"{at}{key} now also takes {', '.join(gained)}"
+    before, after = _allowed(old), _allowed(new)
+    if before is None and after is None:
+        return
+    if after is None:
+        yield "compatible", f"{at}{before[0] if before else 'enum'} dropped: any value of its type"
+    elif before is None:
+        yield "breaking", f"{at}now limited to {', '.join(map(_json, after[1].values()))}"
+    else:
+        if lost := [v for k, v in before[1].items() if k not in after[1]]:
+            yield "breaking", f"{at}{after[0]} no longer takes {', '.join(map(_json, lost))}"
+        if gained := [v for k, v in after[1].items() if k not in before[1]]:
+            yield "compatible", f"{at}{after[0]} now also takes {', '.join(map(_json, gained))}"
 
 
 def _bound(key: str, old: Any, new: Any, at: str) -> Iterator[tuple[Kind, str]]:
-    if old == new:
+    if _same(old, new):
         return
     lower = key in LOWER_BOUNDS
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (old, new))
     if new is None:
         yield "compatible", f"{at}{key} {_json(old)} dropped"
-    elif old is None or (numbers and (new > old if lower else new < old)):
+    elif old is None or not numbers or (new > old if lower else new < old):
         yield "breaking", f"{at}{key} tightened {'to' if old is None else f'from {_json(old)} to'} {_json(new)}"
     else:
         yield "compatible", f"{at}{key} loosened from {_json(old)} to {_json(new)}"

@@ -6,7 +6,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-__all__ = ["Severity", "SEVERITIES", "Rule", "Finding"]
+from ..core.display import clip
+
+__all__ = ["Severity", "SEVERITIES", "Rule", "Finding", "MESSAGE_LIMIT"]
+
+MESSAGE_LIMIT = 2_000
+"""Characters of a finding's message at the most: it quotes page text, which a page can make as long as it likes
+(a pattern of 200,000 characters); a CI log, a JUnit file and a terminal get the rest as a count."""
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -36,6 +42,9 @@ class Finding:
     fix: str
     origin: str | None = None
     """The frame's origin when the tool is an iframe's of another origin than the page's."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "message", clip(self.message, MESSAGE_LIMIT))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -124,13 +124,19 @@ class ToolEntry:
         """An entry of a lock file; ``LockError`` naming the place when it is not one."""
         if not isinstance(data, dict) or not isinstance(data.get("name"), str):
             raise LockError(f"{where}: each tool is an object with a name")
+        for key in ("name", "origin"):  # (every message and log line names a tool by them)
+            if isinstance(data.get(key), str) and not data[key].isprintable():
+                raise LockError(
+                    f"{where}: its {key} {data[key][:100]!r} holds a line break or a control character, which no "
+                    "page's tool has: write the lock again (webmcp-nb tools URL --json)"
+                )
         texts = {key: data.get(key) for key in ("description", "title", "origin")}
         for key, value in texts.items():
             if value is not None and not isinstance(value, str):
-                raise LockError(f"{where} ({data['name']}): {key} must be a text")
+                raise LockError(f"{where} ({data['name'][:100]}): {key} must be a text")
         notes = data.get("annotations") or {}
         if not isinstance(notes, dict):
-            raise LockError(f"{where} ({data['name']}): annotations must be an object")
+            raise LockError(f"{where} ({data['name'][:100]}): annotations must be an object")
         return cls(
             name=data["name"],
             description=texts["description"] or "",

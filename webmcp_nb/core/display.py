@@ -10,10 +10,13 @@ from typing import Any
 
 __all__ = ["table", "pre_json", "clip", "pretty_json", "escape", "visible", "json_or_text"]
 
-INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]|\r(?!\n)")
-"""What ``visible`` shows by its code: bidi controls (U+202E shows ``exe.txt`` for ``txt.exe``), and the control
+INVISIBLE = re.compile(
+    "[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]|\r(?!\n)"
+)
+"""What ``visible`` shows by its code: bidi controls (U+202E shows ``exe.txt`` for ``txt.exe``), the control
 characters a terminal obeys (ESC, which starts ANSI and OSC sequences, their one-byte C1 forms, a carriage return
-that ends no line, backspace, bell…); tabs and line ends stay."""
+that ends no line, backspace, bell…), and lone surrogates (a page's JavaScript string may hold one; no output
+encodes it, so printing it would raise); tabs and line ends stay."""
 
 STYLE = "border-collapse:collapse;font-size:12px;text-align:left"
 CELL = "padding:2px 8px;border-bottom:1px solid #ddd;vertical-align:top;text-align:left"

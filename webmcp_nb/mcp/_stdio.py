@@ -28,7 +28,7 @@ import mcp_types as types
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 
-from .early import EarlyWire, pipes
+from .early import EarlyWire, flush_stray_output, pipes
 
 __all__ = ["stdio_streams"]
 
@@ -172,6 +172,7 @@ def _diverted(fd: int, diversion: int) -> Any:
         yield wire
     finally:
         os.set_blocking(wire, True)  # the loop's transport made it non-blocking
+        flush_stray_output()
         os.dup2(wire, fd)
         os.close(wire)
 

@@ -8,12 +8,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.display import clip
 from ..config import LintConfig
 from ..findings import Finding, Rule
 from ..lock import ToolEntry
 
 __all__ = [
     "PageTools", "Sample", "found", "parameters", "texts", "words_of_name", "sentence_starts", "as_dict", "as_list",
+    "shown",
 ]  # fmt: skip
 
 _DEPTH = 6
@@ -60,6 +62,12 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+def shown(value: Any, limit: int = 100) -> str:
+    """A value of the page's as a message quotes it: its ``repr`` (line breaks and quotes escaped), cut to
+    ``limit`` characters."""
+    return clip(repr(value), limit)
+
+
 def found(rule: Rule, entry: ToolEntry | None, message: str, fix: str) -> Finding:
     """A finding of ``rule`` about ``entry`` (``None``: the page), at the rule's own severity."""
     if entry is None:
@@ -86,24 +94,75 @@ def parameters(schema: Any, path: str = "", depth: int = 0) -> Iterator[tuple[st
 
 
 def texts(entry: ToolEntry) -> Iterator[tuple[str, str]]:
-    """Every text of a tool a model reads, with where it is: its title and description, the schema's, and each
-    parameter's title, description and enum values."""
+    """Every text of a tool a model reads, with where it is: its title and description, and every name and string
+    of its schema — each parameter's name, title, description and enum values, and wherever else the schema holds
+    one (a choice of ``anyOf``, ``$defs``, a ``const`` or ``default``, an ``items`` schema, a keyword of the page's
+    own): a model is shown the whole schema."""
     if entry.title:
         yield "title", entry.title
     yield "description", entry.description
-    schema = entry.input_schema if isinstance(entry.input_schema, dict) else {}
-    for key in ("title", "description"):
-        if isinstance(schema.get(key), str):
-            yield f"the schema's {key}", schema[key]
-    for where, prop, _ in parameters(schema):
-        yield f"parameter {where!r}", where
-        for key in ("title", "description"):
-            if isinstance(prop.get(key), str):
-                yield f"parameter {where!r}'s {key}", prop[key]
-        choices = prop.get("enum")
-        for value in choices if isinstance(choices, list) else ():
-            if isinstance(value, str):
-                yield f"parameter {where!r}'s enum value", value
+    yield from _schema_texts(entry.input_schema, None, "")
+
+
+KEYWORDS = frozenset({
+    "$schema", "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$comment", "$defs",
+    "definitions", "allOf", "anyOf", "oneOf", "not", "if", "then", "else", "dependentSchemas", "dependencies",
+    "prefixItems", "items", "additionalItems", "contains", "properties", "patternProperties", "additionalProperties",
+    "propertyNames", "unevaluatedItems", "unevaluatedProperties", "type", "const", "enum", "multipleOf", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+    "uniqueItems", "maxContains", "minContains", "maxProperties", "minProperties", "required", "dependentRequired",
+    "format", "contentEncoding", "contentMediaType", "contentSchema", "title", "description", "default",
+    "deprecated", "readOnly", "writeOnly", "examples",
+})  # fmt: skip
+"""JSON Schema's keywords (draft 2020-12, and draft 7's): any other key of a schema is the page's own text."""
+_NAMES = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+"""Keywords whose keys are names the page chose (of parameters, of definitions)."""
+_NOT_TEXT = {
+    "pattern",
+    "format",
+    "$ref",
+    "$dynamicRef",
+    "$schema",
+    "$id",
+    "$anchor",
+    "$dynamicAnchor",
+    "type",
+    "required",
+}
+"""Keywords whose strings are not prose (expressions, references, type names, names listed again)."""
+
+
+def _schema_texts(node: Any, param: str | None, at: str, depth: int = 0) -> Iterator[tuple[str, str]]:
+    """The texts of a schema that is ``param`` (``None``: the tool's arguments), ``at`` a place inside it."""
+    if not isinstance(node, dict) or depth > 4 * _DEPTH:
+        return
+    owner = ("the schema" if param is None else f"parameter {param!r}") + (f" at {at}" if at else "")
+    for key, value in node.items():
+        if key not in KEYWORDS:
+            yield f"{owner}'s keyword {key!r}", key
+        if key in _NAMES and isinstance(value, dict):
+            for name, sub in value.items():
+                if key == "properties" and not at:
+                    where = f"{param}.{name}" if param else name
+                    yield f"parameter {where!r}", where
+                    yield from _schema_texts(sub, where, "", depth + 1)
+                else:
+                    yield f"{owner}'s {key} name", name
+                    yield from _schema_texts(sub, param, f"{at}/{key}/{name}".lstrip("/"), depth + 1)
+        elif key == "items" and isinstance(value, dict) and not at:
+            yield from _schema_texts(value, f"{param or ''}[]", "", depth + 1)
+        elif key in _NOT_TEXT:
+            continue
+        elif isinstance(value, str):
+            yield f"{owner}'s {'enum value' if key == 'enum' else key}", value
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    yield f"{owner}'s {key} value", item
+                else:
+                    yield from _schema_texts(item, param, f"{at}/{key}/{i}".lstrip("/"), depth + 1)
+        elif isinstance(value, dict):
+            yield from _schema_texts(value, param, f"{at}/{key}".lstrip("/"), depth + 1)
 
 
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")

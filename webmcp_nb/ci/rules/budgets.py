@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ...core.display import clip
 from ..findings import Finding, Rule
-from .base import PageTools, found, parameters
+from .base import PageTools, found, parameters, shown
 
 __all__ = ["RULES", "check"]
 
@@ -54,14 +55,15 @@ def check(page: PageTools) -> Iterator[Finding]:
             yield found(
                 SAMPLE,
                 entry,
-                f"a sample call with {sample.arguments} failed, so its output was not measured: {sample.error}",
+                f"a sample call with {shown(sample.arguments)} failed, so its output was not measured: "
+                f"{clip(sample.error, 300)}",
                 "Give it arguments that work under samples in the lint settings, or leave it (info only).",
             )
         elif sample.text is not None and len(sample.text) > budgets.output:
             yield found(
                 OUTPUT,
                 entry,
-                f"a sample call with {sample.arguments} returned {len(sample.text):,} characters "
+                f"a sample call with {shown(sample.arguments)} returned {len(sample.text):,} characters "
                 f"(budget {budgets.output:,})",
                 "Return what the model needs to decide its next step (ids, names, counts), not the whole record.",
             )

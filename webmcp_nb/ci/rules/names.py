@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..findings import Finding, Rule
-from .base import PageTools, found
+from .base import PageTools, found, shown
 
 __all__ = ["RULES", "check"]
 
@@ -40,7 +40,7 @@ def check(page: PageTools) -> Iterator[Finding]:
             yield found(
                 INVALID,
                 entry,
-                f"{entry.name!r} is not a name WebMCP takes (1–128 of A–Z, a–z, 0–9, _, - and .)",
+                f"{shown(entry.name)} is not a name WebMCP takes (1–128 of A–Z, a–z, 0–9, _, - and .)",
                 "Rename it: Chromium's native WebMCP refuses to register it (InvalidStateError).",
             )
         if counts[entry.name] > 1 and entry.name not in reported:

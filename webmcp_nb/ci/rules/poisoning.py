@@ -2,8 +2,9 @@
 its instructions, to always call this tool or another one, to keep something from the user, to send data or go
 somewhere else — and text a person reviewing the page does not see as the model reads it: invisible or
 bidirectional characters, markup, and bulk far beyond what a tool needs to say (where instructions hide). Every
-text a model reads is checked: the title, the description, the schema's, and each parameter's name, title,
-description and enum values."""
+text a model reads is checked: the title, the description, and every name and string of the schema (each
+parameter's name, title, description and enum values, and the rest: ``anyOf``'s choices, ``$defs``, ``const``,
+``default``, a keyword of the page's own)."""
 
 from __future__ import annotations
 
@@ -140,7 +141,7 @@ def _origin(url: str) -> str:
 def _padding(page: PageTools, entry: ToolEntry, where: str, text: str) -> Iterator[Finding]:
     budgets = page.config.budgets
     budget = budgets.description if where in ("description", "the schema's description") else budgets.parameter
-    if where.startswith("parameter") and not where.endswith("description"):
+    if not where.endswith(("description", "title")):  # (a name, an enum value, a default: not prose to pad)
         return
     if len(text) > PADDING_FACTOR * budget:
         yield found(

@@ -11,10 +11,11 @@ from typing import Any
 import regex
 
 from ...browser.schema import schema_problem
+from ...core.display import clip
 from ...core.patterns import PatternTooCostly, js_pattern
 from ..findings import Finding, Rule
 from ..lock import ToolEntry
-from .base import PageTools, as_dict, found, parameters
+from .base import PageTools, as_dict, found, parameters, shown
 
 __all__ = ["RULES", "check"]
 
@@ -64,11 +65,11 @@ def _tool(entry: ToolEntry) -> Iterator[Finding]:
         message, path = problem
         at_pattern = any(key in ("pattern", "patternProperties") for key in path[-2:] if isinstance(key, str))
         if not (at_pattern and any(f.rule == PATTERN.id for f in bad_patterns)):
-            where = "/".join(str(p) for p in path) or "the schema"
+            where = clip("/".join(str(p) for p in path), 200) or "the schema"
             yield found(
                 INVALID,
                 entry,
-                f"its input schema is not valid JSON Schema at {where}: {message}",
+                f"its input schema is not valid JSON Schema at {where}: {clip(message, 300)}",
                 "Fix the schema: the argument check refuses every call of a tool whose schema is invalid, and "
                 "agents are shown it as it is.",
             )
@@ -118,8 +119,8 @@ def _required(entry: ToolEntry, schema: dict[str, Any], path: str) -> Iterator[F
             yield found(
                 REQUIRED,
                 entry,
-                f"required names {path}{name!r}, which is not among its parameters "
-                f"({', '.join(map(repr, props)) or 'none'})",
+                f"required names {shown(path + name)}, which is not among its parameters "
+                f"({clip(', '.join(map(repr, props)), 300) or 'none'})",
                 "Add the parameter to properties, or take it out of required: no model can know what it is.",
             )
 
@@ -150,8 +151,8 @@ def _patterns(entry: ToolEntry, node: Any, path: str = "") -> Iterator[Finding]:
             yield found(
                 PATTERN,
                 entry,
-                f"the pattern {expression!r} at {where.lstrip('/')} is not a regular expression JavaScript reads: "
-                f"{exc}",
+                f"the pattern {shown(expression)} at {clip(where.lstrip('/'), 200)} is not a regular expression "
+                f"JavaScript reads: {exc}",
                 "Write it as JavaScript's RegExp (with the u flag) reads it: JSON Schema patterns are ECMA-262.",
             )
     for key, value in node.items():
