@@ -22,8 +22,9 @@ registration, tells their order (``ask``), at most :data:`ORDER_WAIT` seconds.
 
 ``WebMCP.enable`` reports what a session's root frame (the tab's top frame, a cross-origin iframe's own) registered
 before it, but not what the session's other frames did (Chromium 156: a same-origin iframe of a page that ran before
-the pipe followed it): once it is enabled, each of those frames' tools are read from the frame itself (``getTools()``
-in its isolated world), and join as if the browser had reported them all at once.
+the pipe followed it), and a document back from the back/forward cache announces its own tools, not its iframes':
+those frames' tools are read from each frame itself (``getTools()`` in its isolated world), and join as if the
+browser had reported them all at once.
 """
 
 from __future__ import annotations
@@ -237,16 +238,18 @@ class Pages:
     def _enabled(self, target: Target, session: str, root: str, error: CommandError | None) -> None:
         """``WebMCP.enable`` reported what the session's root frame registered before it: what its other frames
         registered by then is read from each of them."""
-        if error is not None or self._sessions.get(session) is not target:
-            return
-        for frame in list(target.frames.values()):
-            if frame.session == session and frame.id != root and frame.document is not None:
-                target.listing += 1
+        if error is None and self._sessions.get(session) is target:
+            self._list_frames(target, [f for f in target.frames.values() if f.session == session and f.id != root])
+
+    def _list_frames(self, target: Target, frames: list[Frame]) -> None:
+        for frame in frames:
+            if frame.document is not None and frame.listing is None:
+                frame.listing, target.listing = set(), target.listing + 1
                 spawn(self._list(target, frame))
 
     async def _list(self, target: Target, frame: Frame) -> None:
         """Add the tools the frame lists (``getTools()``) that the browser did not report."""
-        document, frame.listing = frame.document, set()
+        document = frame.document
         try:
             listed = await asyncio.wait_for(self._in_world(frame, LISTING), LIST_WAIT)
             if isinstance(listed, list) and frame.document == document and target.frames.get(frame.id) is frame:
@@ -329,6 +332,17 @@ class Pages:
         self._relabel(target, frame, [n for n in frame.tools if n in kept])
         self._on_gone(gone)
         self._changed(target)
+        if params.get("type") == "BackForwardCacheRestore":  # its iframes came back with it, and said nothing
+            target.listing += 1
+            self._pipe.send("Page.getFrameTree", None, session, lambda tree, _: self._restored(target, frame, tree))
+
+    def _restored(self, target: Target, frame: Frame, tree: dict[str, Any] | None) -> None:
+        """A document back from the back/forward cache announced its own tools, not its iframes': those of the
+        iframes in its process are read from them."""
+        target.listing -= 1
+        self._tree(target, frame.session, tree)
+        if target.frames.get(frame.id) is frame:
+            self._list_frames(target, [f for f in _below(target, frame.id) if f.session == frame.session])
 
     def _describe(self, frame: Frame, info: dict[str, Any]) -> None:
         frame.document = info.get("loaderId") if isinstance(info.get("loaderId"), str) else frame.document
@@ -619,6 +633,12 @@ class Pages:
             frame.session,
         )
         return (reply.get("result") or {}).get("value") if frame.document == document else None
+
+
+def _below(target: Target, frame_id: str) -> list[Frame]:
+    """The frames under ``frame_id``, at any depth."""
+    found = [f for f in target.frames.values() if f.parent == frame_id]
+    return found + [f for child in found for f in _below(target, child.id)]
 
 
 def _places(target: Target, answer: list[Any]) -> dict[str, dict[str, int]]:
