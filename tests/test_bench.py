@@ -10,7 +10,7 @@ import pytest
 
 from bench import harness as benchmark
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 STATS_KEYS = {"n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "per_s", "wall_s"}
 
@@ -27,6 +27,7 @@ def check_stats(stats: dict, where: str) -> None:
     assert stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"], where
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_quick_run_writes_every_measurement(tmp_path, capsys):
     out = tmp_path / "b.json"
@@ -131,6 +132,7 @@ def test_plan_sizes():
     assert benchmark.Plan.make(iterations=40).sequential == 40
 
 
+@pytest.mark.slow
 def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
     from bench import evals as bench_evals
 
@@ -142,6 +144,7 @@ def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
         assert all(positive(r[name][k]) for k in ("run_ms_median", "launch_ms_median", "open_ms_median"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
     from bench import mcp as bench_mcp
@@ -176,6 +179,7 @@ def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
     assert all(peer.label in table for peer in bench_mcp.PEERS)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_cold_start_bench_times_every_server_to_its_handshake_and_first_page_tool_result(tmp_path, capsys):
     from bench import cold_start
@@ -194,6 +198,7 @@ def test_the_cold_start_bench_times_every_server_to_its_handshake_and_first_page
     assert all(server.label in table for server in cold_start.SERVERS)
 
 
+@pytest.mark.slow
 def test_the_transport_bench_measures_a_bare_sdk_server_on_each_stdio_transport(tmp_path, capsys):
     from bench import transport
 

@@ -290,6 +290,7 @@ def test_a_session_records_a_call_through_the_pipe_with_its_evidence(
         tab.close()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_grants_hold_for_tools_reached_through_the_pipe(server: Any) -> None:
     """``launch(grants=True)``: a native tool's site is the one its frame has, as the pipe reports it."""
