@@ -166,6 +166,21 @@ def test_start_returns_at_once_and_a_confirmation_is_answered_from_elsewhere(fli
     assert kinds.index("confirmation.requested") < kinds.index("confirmation.answered") < kinds.index("tool.called")
 
 
+def test_the_first_answer_wins_when_two_come_at_once(flights):
+    """Both panels and a cell may answer one confirmation at once: an answer given before the loop had settled the
+    first was told it won too, and named itself as the one who answered."""
+    with ScriptedServer([call("searchFlights", **DEMO_SEARCH), say("Done.")]) as model:
+        agent = agent_for(flights, model)
+        run = agent.start(TASK)
+        (request,) = eventually(lambda: run.pending, 10, "a confirmation")
+        first = agent.answer(request.id, True, by="the notebook panel")
+        answers = [first, agent.answer(request.id, False, by="a cell")]
+        result = run.result(timeout=20)
+    assert answers == [True, False] and result.steps[0].confirmed is True
+    (answered,) = [e for e in result.events if e.kind == "confirmation.answered"]
+    assert answered.data["by"] == "the notebook panel"
+
+
 def test_await_arun_and_follow_up_turns_keep_the_conversation(flights):
     import asyncio
 

@@ -11,7 +11,7 @@ import pytest
 from bench import harness as benchmark
 from bench import issue31
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 STATS_KEYS = {"n", "p50_ms", "p95_ms", "p99_ms", "mean_ms", "per_s", "wall_s"}
 
@@ -28,6 +28,7 @@ def check_stats(stats: dict, where: str) -> None:
     assert stats["p50_ms"] <= stats["p95_ms"] <= stats["p99_ms"], where
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_quick_run_writes_every_measurement(tmp_path, capsys):
     out = tmp_path / "b.json"
@@ -141,6 +142,7 @@ def test_plan_sizes():
     assert benchmark.Plan.make(iterations=40).sequential == 40
 
 
+@pytest.mark.slow
 def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
     from bench import evals as bench_evals
 
@@ -152,6 +154,7 @@ def test_the_evals_bench_measures_a_run_and_each_engine(tmp_path):
         assert all(positive(r[name][k]) for k in ("run_ms_median", "launch_ms_median", "open_ms_median"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
     from bench import mcp as bench_mcp
@@ -194,6 +197,7 @@ def test_the_mcp_bench_measures_every_server_in_quick_mode(tmp_path, capsys):
     assert all(positive(row["ratio"]) and row["met"] in (True, False) for row in rows), rows
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_cold_start_bench_times_every_server_to_its_handshake_and_first_page_tool_result(tmp_path, capsys):
     from bench import cold_start
@@ -216,6 +220,7 @@ def test_the_cold_start_bench_times_every_server_to_its_handshake_and_first_page
     assert positive(rows[0]["ratio"]) and all(row["met"] in (True, False) for row in rows), rows
 
 
+@pytest.mark.slow
 def test_the_transport_bench_measures_a_bare_sdk_server_on_each_stdio_transport(tmp_path, capsys):
     from bench import transport
 

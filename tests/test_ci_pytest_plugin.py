@@ -14,6 +14,7 @@ pytest_plugins = ["pytester"]
 LOCK_V1 = Path(__file__).parent / "pages" / "lint" / "hotel-v1.lock.json"
 
 
+@pytest.mark.slow
 def test_a_sites_suite_drives_its_tools_and_checks_them_against_its_lock(pytester: pytest.Pytester, server):
     pytester.makepyfile(
         test_site=f"""

@@ -34,6 +34,7 @@ def workflow() -> dict:
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_the_documented_workflow_runs_on_the_demo_site(tmp_path: Path):
     flow = workflow()

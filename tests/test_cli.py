@@ -108,6 +108,7 @@ def test_replay_runs_the_calls_made_by_hand_before_the_turn_they_set_up(polyfill
     assert "replay: 3 steps (2 of them made by hand), every result as recorded" in out.stdout, out.stdout
 
 
+@pytest.mark.slow
 def test_replay_with_allow_high_risk_runs_a_high_risk_call(server, tmp_path: Path):
     """`webmcp-nb replay --allow-high-risk` said it lets the replay run high-risk tools, but its default --confirm
     high asked about them, nobody answers in a shell, and sendPayment was denied (exit 1). It runs now; with a

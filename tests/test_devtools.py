@@ -149,8 +149,8 @@ def test_both_ways_show_the_same_tools(native_browser: wm.Browser, worker_browse
 def test_a_page_back_from_the_back_forward_cache_lists_its_tools_in_registration_order(
     native_browser: wm.Browser, worker_browser: wm.Browser, server: Any
 ) -> None:
-    """The browser announces a restored document's tools all at once, sorted by name: their order is the
-    extension's, whose bridge saw each registration."""
+    """The browser announces a restored document's tools all at once, sorted by name, and not its iframe's (they
+    are read from the frame): their order is the extension's, whose bridge saw each registration."""
 
     def restored(browser: wm.Browser) -> list[str]:
         tab = browser.open(server.url("bf/bfcache.html"))
@@ -162,28 +162,35 @@ def test_a_page_back_from_the_back_forward_cache_lists_its_tools_in_registration
         finally:
             tab.close()
 
-    assert restored(native_browser) == restored(worker_browser) == ["wasRestored", "historyLength"]
+    assert (
+        restored(native_browser) == restored(worker_browser) == ["wasRestored", "historyLength", "inner_a", "inner_b"]
+    )
 
 
 @pytest.mark.slow
-def test_a_first_page_that_ran_before_the_pipe_followed_it_lists_its_tools_in_registration_order(server: Any) -> None:
-    """An early Chromium's first tab (``webmcp-nb mcp --launch --url``) registered its tools before the pipe was
-    there to follow it: the browser reports them all at once, sorted by name, and the extension tells their order."""
+def test_a_first_page_that_ran_before_the_pipe_followed_it_lists_its_and_its_iframes_tools_in_registration_order(
+    server: Any,
+) -> None:
+    """An early Chromium's first tab (``webmcp-nb mcp --launch --url``) registered its tools, and its same-origin
+    iframe its own, before the pipe was there to follow it: the browser reports the page's all at once, sorted by
+    name, and the iframe's not at all (they are read from the frame); the extension tells their order."""
     from webmcp_nb.browser.early import start_early
 
     with socket.create_server(("127.0.0.1", 0)) as beacon:
         beacon.settimeout(60)
         early = start_early(server.url(f"t/registered-first.html?beacon={beacon.getsockname()[1]}"), native_webmcp=True)
         try:
-            beacon.accept()[0].close()  # the page registered its tools: only now is the pipe opened
+            beacon.accept()[0].close()  # the page and its iframe registered their tools: only now is the pipe opened
         except BaseException:
             early.close()
             raise
     with wm.launch(early=early) as browser:
         (tab,) = browser.tabs
         tab.refresh_tools()
-        assert list(tab.tools) == ["zulu", "alpha", "mike"]
-        assert piped(browser, tab) == {(0, "zulu"), (0, "alpha"), (0, "mike")}
+        assert list(tab.tools) == ["zulu", "alpha", "mike", "yankee", "bravo"]
+        assert piped(browser, tab) == {(0, "zulu"), (0, "alpha"), (0, "mike"), (1, "yankee"), (1, "bravo")}
+        assert tab.tools["yankee"].title == "The yankee"
+        assert tab.call("bravo").value == "bravo"
 
 
 def test_tools_added_and_removed_reach_tab_tools_and_a_call_returns_once_they_show(
@@ -283,6 +290,7 @@ def test_a_session_records_a_call_through_the_pipe_with_its_evidence(
         tab.close()
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_grants_hold_for_tools_reached_through_the_pipe(server: Any) -> None:
     """``launch(grants=True)``: a native tool's site is the one its frame has, as the pipe reports it."""

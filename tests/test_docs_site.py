@@ -34,6 +34,7 @@ def docs_gate(tree: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("defect", DEFECTS)
 def test_the_strict_docs_build_fails_on(defect: str, tmp_path: Path) -> None:
     page, text, named = DEFECTS[defect]

@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import threading
 import warnings
 
 import pytest
@@ -92,6 +93,27 @@ def test_a_warning_raised_on_the_loop_points_at_the_callers_line():
         warnings.simplefilter("always")
         asyncio.run(cell())
     assert [w.filename for w in caught] == [__file__]
+
+
+def test_a_warning_from_work_a_returned_call_left_running_is_still_shown():
+    """A task a call started inherits where that call keeps its warnings; once the call had returned, what the task
+    warned was kept for nobody and lost (a tab's ToolsOmittedWarning, warned once, then never again)."""
+    warned = threading.Event()
+    tasks: list[asyncio.Task[None]] = []
+
+    async def start() -> None:
+        async def later() -> None:
+            await asyncio.sleep(0.05)
+            _loop.warn("found after the call returned", UserWarning)
+            warned.set()
+
+        tasks.append(asyncio.ensure_future(later()))
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _loop.run(start())
+        assert warned.wait(10)
+    assert [str(w.message) for w in caught] == ["found after the call returned"]
 
 
 def test_a_missing_key_names_its_variable(monkeypatch):

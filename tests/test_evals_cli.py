@@ -26,6 +26,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.slow
 def test_local_mode_on_their_files_exits_by_the_threshold(tmp_path: Path):
     files = ["-e", str(HERE / "evals.json"), "-t", str(HERE / "schema.json")]
     with ScriptedServer(by_task(PIZZA)) as good, ScriptedServer(by_task(SLOPPY)) as sloppy:
@@ -65,6 +66,7 @@ def test_a_suite_that_is_wrong_exits_2(tmp_path: Path):
     assert out.returncode == 2 and "non-empty list" in out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_smoke_on_the_shipped_suites(tmp_path: Path):
     flights = cli("smoke", "--suite", "flights", "-o", str(tmp_path / "flights"))
@@ -129,6 +131,7 @@ def test_wrong_input_fails_before_any_run_and_says_what_to_do(tmp_path: Path):
         assert "Traceback" not in wrong.stderr and not (tmp_path / "w").exists()
 
 
+@pytest.mark.slow
 def test_a_scripted_model_tries_every_mode_with_no_key(tmp_path: Path):
     """The shipped suites' scripted models in local mode (browser mode: the next test, smoke: the one before)."""
     shop = cli("local", "--suite", "shop", "-m", "scripted:shop", "-o", str(tmp_path / "shop"), "-r", "1")
@@ -145,6 +148,7 @@ def test_a_scripted_model_tries_every_mode_with_no_key(tmp_path: Path):
     assert 'on "direct flights": no clear difference between clearer and shipped (2/2 passed' in compared.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_browser_mode_with_a_scripted_model_and_page_text_made_visible(tmp_path: Path, server):
     """Browser mode on the shipped suite with no key (three runs, a Chromium each); and a page's error text meant

@@ -248,6 +248,7 @@ def test_a_huge_result_is_refused_before_it_is_read() -> None:
         assert [e.data["code"] for e in unruly.events.events if e.kind == "tool.failed"] == ["RESULT_TOO_LARGE"] * 2
 
 
+@pytest.mark.slow
 def test_a_huge_result_over_http_is_refused_before_it_is_read() -> None:
     """As over stdio: a Streamable HTTP server's 50 MB reply (JSON, as 2026-07-28 answers a call) costs the
     notebook the bound, not the reply."""
@@ -461,6 +462,7 @@ def test_small_events_ended_by_any_blank_line_pass_the_bound(monkeypatch, end: s
         streaming.server_close()
 
 
+@pytest.mark.slow
 def test_a_listing_that_never_ends_is_cut_down_as_it_arrives(monkeypatch) -> None:
     """A server whose listing has page after page, each a tool with a 1 MB description and a 1 MB title: each page
     is cut down as it arrives (nothing like its 2 MB is kept), the pages stop at 100, the titles are labels again,

@@ -66,6 +66,7 @@ def mcp_servers(client: str, printed: str) -> dict[str, Any]:
     return {"mcpServers": data[CLIENTS[client].servers_key]}
 
 
+@pytest.mark.slow
 def test_the_printed_config_starts_in_the_inspector_and_fastmcp_with_an_empty_path(
     setting: dict[str, str], tmp_path: Path
 ) -> None:

@@ -83,6 +83,7 @@ def test_record_then_replay_reproduces_every_tool_result(flights, polyfill_brows
         assert report.ok and report.steps == 3, str(report)
 
 
+@pytest.mark.slow
 def test_a_page_that_behaves_differently_is_reported_by_step(flights, polyfill_browser, tmp_path):
     recorded = record(flights, tmp_path / "run")
     variant = tmp_path / "variant"

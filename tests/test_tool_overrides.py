@@ -139,6 +139,7 @@ def test_the_mcp_servers_listing_shows_the_override(results: wm.Tab) -> None:
     assert set(shown.input_schema["properties"]) == {"stops"}  # the override's schema, not the page's nine fields
 
 
+@pytest.mark.slow
 def test_webmcp_nb_mcp_shows_the_overrides_of_a_file_and_the_page_runs_its_own_tool(server, tmp_path: Path) -> None:
     """``webmcp-nb mcp --overrides FILE``: a desktop client (the SDK's, over stdio) is shown the file's text; its call
     reaches the page's own tool. A file that is wrong is refused before anything starts, naming what is wrong."""

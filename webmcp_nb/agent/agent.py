@@ -329,11 +329,7 @@ class Agent:
         """Answer a waiting confirmation (the oldest when ``request_id`` is None). The first answer wins;
         returns False when there was nothing (any more) to answer. Safe from any thread."""
         request = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
-        if request is None or request.future.done():
-            return False
-        request.answered_by = by
-        request.future.get_loop().call_soon_threadsafe(_settle, request.future, approved)
-        return True
+        return request is not None and _loop.answer_first(request, approved, by)
 
     def _stop(self, turn: asyncio.Future[AgentResult]) -> None:
         """On the loop: stop ``turn``'s work, so it ends as ``cancelled`` (a turn that has ended: nothing)."""
@@ -589,7 +585,7 @@ class Agent:
                 decision = self.on_confirm(request)
                 if inspect.isawaitable(decision):
                     decision = await decision
-                _settle(request.future, bool(decision))
+                _loop.settle(request.future, bool(decision))
             approved = await asyncio.shield(request.future)
         finally:
             self._pending.pop(request.id, None)
@@ -645,11 +641,6 @@ def _error_text(exc: BaseException) -> str:
     if isinstance(exc, WebMCPError):
         return f"{exc.code.value}: {exc.message}"
     return f"{type(exc).__name__}: {exc}"
-
-
-def _settle(future: asyncio.Future[bool], approved: bool) -> None:
-    if not future.done():
-        future.set_result(approved)
 
 
 async def call_mcp_recorded(

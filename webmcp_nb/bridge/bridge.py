@@ -106,7 +106,7 @@ class _Ask:
 
     future: asyncio.Future[bool]
     tool: str
-    by: str = ""
+    answered_by: str = ""
 
 
 @dataclass
@@ -591,8 +591,8 @@ class ChatBridge:
         try:
             approved = await asyncio.wait_for(asyncio.shield(ask.future), remaining)
         except asyncio.TimeoutError:
-            approved, ask.by = False, "nobody: the turn's time ran out"
-        by = self._pending.pop(request_id).by
+            approved, ask.answered_by = False, "nobody: the turn's time ran out"
+        by = self._pending.pop(request_id).answered_by
         self._emit("confirmation.answered", id=request_id, tool=spec.tool_name, approved=approved, by=by)
         self._spawn(self._post({"type": "resolve", "id": request_id, "approved": approved, "by": by}))
         return approved
@@ -601,11 +601,7 @@ class ChatBridge:
         """Answer a confirmation (the oldest when ``request_id`` is None), from any thread; the first answer
         wins. Both panels answer through this; the chat page cannot."""
         ask = self._pending.get(request_id) if request_id else next(iter(self._pending.values()), None)
-        if ask is None or ask.future.done():
-            return False
-        ask.by = by
-        ask.future.get_loop().call_soon_threadsafe(_settle, ask.future, approved)
-        return True
+        return ask is not None and _loop.answer_first(ask, approved, by)
 
     @property
     def pending(self) -> list[str]:
@@ -698,7 +694,7 @@ class ChatBridge:
             return
         self.closed = True
         for ask in self._pending.values():
-            _settle(ask.future, False)
+            _loop.settle(ask.future, False)
         for stop in self._unsubscribe:
             stop()
         with contextlib.suppress(WebMCPError):
@@ -772,11 +768,6 @@ class ChatBridge:
             *(f"  call {c[0]}({c[1]}) → {c[2]}" for c in calls),
         ]
         return {"text/plain": visible("\n".join(lines)), "text/html": html + "</div>"}
-
-
-def _settle(future: asyncio.Future[bool], approved: bool) -> None:
-    if not future.done():
-        future.set_result(approved)
 
 
 @_loop.on_loop

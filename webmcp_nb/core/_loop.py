@@ -27,9 +27,9 @@ import types
 import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
-__all__ = ["loop", "run", "submit", "on_loop", "blocking", "warn", "in_package", "PACKAGE"]
+__all__ = ["loop", "run", "submit", "on_loop", "blocking", "warn", "in_package", "answer_first", "settle", "PACKAGE"]
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,28 @@ _loop: asyncio.AbstractEventLoop | None = None
 PACKAGE = __name__.partition(".")[0]
 """The package's name: frames of its modules are the library's, every other frame is the user's."""
 
-Warned = list[tuple[str, type[Warning]]]
+
+class Warned:
+    """The warnings a public call raised on the loop, kept for its caller's thread until the call returns. A task
+    the call started inherits this (its context); what it warns once the call has returned is warned at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: list[tuple[str, type[Warning]]] | None = []
+
+    def keep(self, message: str, category: type[Warning]) -> bool:
+        with self._lock:
+            if self._kept is None:
+                return False
+            self._kept.append((message, category))
+            return True
+
+    def close(self) -> list[tuple[str, type[Warning]]]:
+        with self._lock:
+            kept, self._kept = self._kept or [], None
+        return kept
+
+
 _warned: contextvars.ContextVar[Warned | None] = contextvars.ContextVar("webmcp_nb_warned", default=None)
 """Warnings raised on the loop for the public call running there, handed to its caller when it returns."""
 
@@ -165,16 +186,14 @@ def warn(message: str, category: type[Warning]) -> None:
     return and is raised then, in its caller's thread (the loop's stack holds no frame of the user's)."""
     if _on_private_loop():
         pending = _warned.get()
-        if pending is not None:
-            pending.append((message, category))
-        else:  # a callback of the loop's own (an event from the browser): no user's line to point at
-            warnings.warn(message, category, stacklevel=2)
+        if pending is None or not pending.keep(message, category):
+            warnings.warn(message, category, stacklevel=2)  # the loop's own work: no user's line to point at
         return
     warnings.warn(message, category, stacklevel=_user_stacklevel())
 
 
 def _raise_warnings(pending: Warned) -> None:
-    for message, category in pending:
+    for message, category in pending.close():
         warnings.warn(message, category, stacklevel=_user_stacklevel())
 
 
@@ -191,7 +210,7 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         coro.close()
         raise RuntimeError("blocking webmcp-nb calls cannot be made from its own loop; await the a* twin")
     future: concurrent.futures.Future[T] = concurrent.futures.Future()
-    pending: Warned = []
+    pending = Warned()
     cancel = _submit(_collecting(coro, pending), lambda task: _copy(task, future))
     try:
         return future.result()
@@ -213,7 +232,7 @@ def on_loop(fn: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, Awaitable[T]
         caller = asyncio.get_running_loop()
         future: asyncio.Future[T] = caller.create_future()
         back = _mailbox(caller)
-        pending: Warned = []
+        pending = Warned()
         cancel = _submit(_collecting(fn(*args, **kwargs), pending), lambda task: back.post(_copy, task, future))
         try:
             return await future
@@ -238,3 +257,30 @@ def blocking(afn: Callable[P, Awaitable[T]]) -> Callable[P, T]:
 
     wrapper.__name__ = wrapper.__qualname__ = afn.__name__.removeprefix("a")
     return wrapper
+
+
+class Question(Protocol):
+    """A yes or no the loop waits for (a confirmation), and who gave it."""
+
+    future: asyncio.Future[bool]
+    answered_by: str
+
+
+_answering = threading.Lock()
+
+
+def answer_first(question: Question, approved: bool, by: str) -> bool:
+    """Answer ``question`` from any thread; False when it was answered already. The first answer wins and names who
+    gave it, even when another comes before the loop has settled the first (both panels and a cell at once)."""
+    with _answering:
+        if question.answered_by or question.future.done():
+            return False
+        question.answered_by = by
+    question.future.get_loop().call_soon_threadsafe(settle, question.future, approved)
+    return True
+
+
+def settle(future: asyncio.Future[T], result: T) -> None:
+    """Give ``future`` its result unless it has one (on the loop)."""
+    if not future.done():
+        future.set_result(result)

@@ -19,6 +19,12 @@ The browser reports each registration as it happens, in order, but a document's 
 session followed it (a new tab's first page can run before its target is attached; a page back from the
 back/forward cache) come all at once, sorted by name. Those wait until the extension, whose bridge saw each
 registration, tells their order (``ask``), at most :data:`ORDER_WAIT` seconds.
+
+``WebMCP.enable`` reports what a session's root frame (the tab's top frame, a cross-origin iframe's own) registered
+before it, but not what the session's other frames did (Chromium 156: a same-origin iframe of a page that ran before
+the pipe followed it), and a document back from the back/forward cache announces its own tools, not its iframes':
+those frames' tools are read from each frame itself (``getTools()`` in its isolated world), and join as if the
+browser had reported them all at once.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Any
 from ..link._sockets import spawn
 from ..link.protocol import ToolKey
 from .pipe import CommandError, Pipe
-from .tools import MAX_TOOLS, Frame, wire_tool
+from .tools import MAX_TOOLS, Frame, listed_tool, wire_tool
 
 __all__ = ["Pages", "Target", "Emit", "Ask"]
 
@@ -72,6 +78,17 @@ TITLES = """(async () => {
   return titles;
 })()"""
 """Run in the frame's isolated world: its tools' titles (the page cannot patch ``getTools`` there)."""
+LISTING = """(async () => {
+  const mc = document.modelContext;
+  if (!mc || typeof mc.getTools !== 'function') return [];
+  return (await mc.getTools()).filter((tool) => tool.window === window).map((tool) => ({
+    name: tool.name, title: tool.title, description: tool.description, inputSchema: tool.inputSchema,
+    annotations: tool.annotations,
+  }));
+})()"""
+"""Run in the frame's isolated world: the tools it registered (not its iframes'), as ``getTools()`` lists them."""
+LIST_WAIT = 10.0
+"""Seconds a frame's own listing of its tools may take (a page too busy to answer keeps what the browser said)."""
 
 
 @dataclass
@@ -98,6 +115,8 @@ class Target:
     """When the relay was last told (the loop's clock)."""
     reading: bool = False
     ordering: bool = False
+    listing: int = 0
+    """Frames whose tools are being read from the frame itself (``WebMCP.enable`` did not report them)."""
     soon: bool = False
     waiting: list[Callable[[], None]] = field(default_factory=list)
     """What runs once the relay has been told everything the target reported so far."""
@@ -124,7 +143,7 @@ class Target:
     @property
     def shown(self) -> bool:
         """Whether the relay has been told everything (nothing changed since, nothing held back)."""
-        return not self.dirty and not self.holding
+        return not self.dirty and not self.holding and not self.listing
 
     def held(self, frame: Frame, name: str) -> bool:
         """Whether ``name`` waits for its title: a tool new to a frame that is still small (one that grew past
@@ -196,6 +215,7 @@ class Pages:
         info, session = params.get("targetInfo") or {}, params.get("sessionId")
         if not isinstance(session, str):
             return
+        root = str(info.get("targetId"))  # the session's root frame: its id is the target's
         if info.get("type") == "page" and parent is None:
             target = Target(str(info.get("targetId")), session)
             self._targets[target.id] = target
@@ -212,8 +232,44 @@ class Pages:
         self._pipe.send("Target.setAutoAttach", auto, session)
         self._pipe.send("Page.enable", None, session)
         self._pipe.send("Page.getFrameTree", None, session, lambda tree, _: self._tree(target, session, tree))
-        self._pipe.send("WebMCP.enable", None, session)
+        self._pipe.send("WebMCP.enable", None, session, lambda _, error: self._enabled(target, session, root, error))
         self._pipe.send("Runtime.runIfWaitingForDebugger", None, session)
+
+    def _enabled(self, target: Target, session: str, root: str, error: CommandError | None) -> None:
+        """``WebMCP.enable`` reported what the session's root frame registered before it: what its other frames
+        registered by then is read from each of them."""
+        if error is None and self._sessions.get(session) is target:
+            self._list_frames(target, [f for f in target.frames.values() if f.session == session and f.id != root])
+
+    def _list_frames(self, target: Target, frames: list[Frame]) -> None:
+        for frame in frames:
+            if frame.document is not None and frame.listing is None:
+                frame.listing, target.listing = set(), target.listing + 1
+                spawn(self._list(target, frame))
+
+    async def _list(self, target: Target, frame: Frame) -> None:
+        """Add the tools the frame lists (``getTools()``) that the browser did not report."""
+        document = frame.document
+        try:
+            listed = await asyncio.wait_for(self._in_world(frame, LISTING), LIST_WAIT)
+            if isinstance(listed, list) and frame.document == document and target.frames.get(frame.id) is frame:
+                self._listed(target, frame, listed)
+        except (CommandError, asyncio.TimeoutError) as exc:  # the frame went, or is too busy to answer
+            log.debug("no listing from frame %s: %s", frame.id, exc)
+        finally:
+            frame.listing = None
+            target.listing -= 1
+            self._changed(target)
+
+    def _listed(self, target: Target, frame: Frame, listed: list[Any]) -> None:
+        """The frame's listing: what it has that the browser did not report joins as if reported all at once (in
+        an order the extension tells), with its titles."""
+        skip = {*frame.tools, *frame.left_out, *(frame.listing or ())}  # reported meanwhile, or removed since
+        tools = [t for t in (listed_tool(raw, frame.id) for raw in listed) if t is not None and t["name"] not in skip]
+        self._added(target, frame.session, {"tools": tools})
+        untitled = target.untitled.get(frame.id, {})
+        held = {t["name"]: untitled[t["name"]] for t in tools if t["name"] in untitled}
+        self._titled(target, frame.id, held, {t["name"]: t["title"] for t in tools if t["title"]}, True)
 
     def _detached(self, session: str) -> None:
         target = self._sessions.pop(session, None)
@@ -276,6 +332,17 @@ class Pages:
         self._relabel(target, frame, [n for n in frame.tools if n in kept])
         self._on_gone(gone)
         self._changed(target)
+        if params.get("type") == "BackForwardCacheRestore":  # its iframes came back with it, and said nothing
+            target.listing += 1
+            self._pipe.send("Page.getFrameTree", None, session, lambda tree, _: self._restored(target, frame, tree))
+
+    def _restored(self, target: Target, frame: Frame, tree: dict[str, Any] | None) -> None:
+        """A document back from the back/forward cache announced its own tools, not its iframes': those of the
+        iframes in its process are read from them."""
+        target.listing -= 1
+        self._tree(target, frame.session, tree)
+        if target.frames.get(frame.id) is frame:
+            self._list_frames(target, [f for f in _below(target, frame.id) if f.session == frame.session])
 
     def _describe(self, frame: Frame, info: dict[str, Any]) -> None:
         frame.document = info.get("loaderId") if isinstance(info.get("loaderId"), str) else frame.document
@@ -347,6 +414,8 @@ class Pages:
             frame = target.frames.get(str(raw.get("frameId"))) if isinstance(raw, dict) else None
             if frame is not None and isinstance(raw.get("name"), str):
                 frame.changes += 1
+                if frame.listing is not None:
+                    frame.listing.add(raw["name"])
                 self._drop(target, frame, raw["name"])
         self._changed(target)
 
@@ -538,6 +607,11 @@ class Pages:
                 log.debug("no titles from frame %s: %s", fid, exc)
 
     async def _titles_of(self, frame: Frame) -> dict[str, str]:
+        value = await self._in_world(frame, TITLES)
+        return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+    async def _in_world(self, frame: Frame, expression: str) -> Any:
+        """What ``expression`` comes to in the frame's isolated world (``None`` if its document went meanwhile)."""
         document = frame.document
         if frame.world is None:
             made = await self._pipe.call(
@@ -546,22 +620,25 @@ class Pages:
             if frame.document == document:
                 frame.world = made.get("executionContextId")
         if frame.world is None:
-            return {}
+            return None
         reply = await self._pipe.call(
             "Runtime.evaluate",
             {
                 "contextId": frame.world,
-                "expression": TITLES,
+                "expression": expression,
                 "awaitPromise": True,
                 "returnByValue": True,
                 "silent": True,
             },
             frame.session,
         )
-        value = (reply.get("result") or {}).get("value")
-        if not isinstance(value, dict) or frame.document != document:
-            return {}
-        return {str(k): str(v) for k, v in value.items()}
+        return (reply.get("result") or {}).get("value") if frame.document == document else None
+
+
+def _below(target: Target, frame_id: str) -> list[Frame]:
+    """The frames under ``frame_id``, at any depth."""
+    found = [f for f in target.frames.values() if f.parent == frame_id]
+    return found + [f for child in found for f in _below(target, child.id)]
 
 
 def _places(target: Target, answer: list[Any]) -> dict[str, dict[str, int]]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..link.protocol import ErrorCode, error_body
 
-__all__ = ["Frame", "wire_tool", "result_text", "failure", "MAX_TOOLS", "MAX_FRAME_CHARS"]
+__all__ = ["Frame", "wire_tool", "listed_tool", "result_text", "failure", "MAX_TOOLS", "MAX_FRAME_CHARS"]
 
 # What the relay keeps of one frame, as extension/worker/mirror.js keeps it: pages are untrusted.
 MAX_TOOLS = 50_000
@@ -29,6 +29,7 @@ ANNOTATIONS = {
 }
 """The protocol's annotation names → the names pages register (and ``getTools()`` gives back). ``autosubmit`` (a
 declarative form's) is not one of them: the extension's listing never shows it either."""
+PROTOCOL_ANNOTATIONS = {page: protocol for protocol, page in ANNOTATIONS.items()}
 
 
 @dataclass
@@ -63,6 +64,9 @@ class Frame:
     their titles read again after)."""
     unordered: set[str] = field(default_factory=set)
     """Names whose place among its tools is not known yet: the browser reported them all at once, sorted by name."""
+    listing: set[str] | None = None
+    """While its tools are read from the frame itself (``None`` otherwise): names removed meanwhile, which the
+    listing may still show."""
     chars: int = 0
 
     @property
@@ -120,6 +124,22 @@ def wire_tool(raw: Any, frame: Frame) -> tuple[dict[str, Any], int] | None:
     }
     size = schema_chars + len(description) + len(raw["name"]) + len(frame.url) + 200
     return tool, size
+
+
+def listed_tool(listed: Any, frame_id: str) -> dict[str, Any] | None:
+    """A tool as the frame's own ``getTools()`` lists it, in the protocol's ``WebMCP.Tool`` shape (for
+    :func:`wire_tool`) with its ``title`` (which the protocol's lacks); ``None`` when it is not a tool at all."""
+    if not isinstance(listed, dict) or not isinstance(listed.get("name"), str):
+        return None
+    marks: dict[str, Any] = listed["annotations"] if isinstance(listed.get("annotations"), dict) else {}
+    return {
+        "name": listed["name"],
+        "title": str(listed.get("title") or "")[:MAX_TITLE],
+        "description": listed.get("description"),
+        "inputSchema": listed.get("inputSchema"),
+        "annotations": {PROTOCOL_ANNOTATIONS[k]: v for k, v in marks.items() if k in PROTOCOL_ANNOTATIONS},
+        "frameId": frame_id,
+    }
 
 
 def result_text(output: Any) -> str:
