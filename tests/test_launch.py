@@ -11,7 +11,7 @@ import pytest
 import webmcp_nb as wm
 from webmcp_nb.demo.run import DEMO_SEARCH
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.browser
 
 
 @pytest.mark.parametrize("native", [True, False], ids=["native", "polyfill"])
