@@ -99,7 +99,7 @@ class Plan:
     def make(cls, *, quick: bool = False, iterations: int | None = None) -> Plan:
         n = iterations or (30 if quick else 500)
         if quick:
-            return cls(n, 2 * n, max(5, n // 6), 1, 1, 5, 200, 20, 5, 3.0, quick=True)
+            return cls(n, 2 * n, max(5, n // 6), 1, 1, 5, 200, 20, 5, 1.5, quick=True)
         return cls(n, 4 * n, max(10, n // 10), 3, 3, 50, 10_000, 500, 20, 12.0)
 
 
@@ -616,6 +616,7 @@ def ratios_and_targets(r: dict[str, Any]) -> tuple[dict[str, float | None], dict
             nb_rate, _get(native, "playwright_call_tool", "in_flight_16", "per_s")
         ),
         "polyfill_sequential_p50_vs_page_evaluate": _ratio(poly_p50, eval_p50),
+        "launch_to_first_call_vs_playwright": _get(r, "launch_call", "results", "ratio"),
     }
     listing, launch = r["list_tools"], r["launch"]
 
@@ -660,6 +661,11 @@ def ratios_and_targets(r: dict[str, Any]) -> tuple[dict[str, float | None], dict
             f"launch_to_tools_{mode}_le_1s": target(f"launch to tools visible ({mode}) ≤ 1 s", v, at_most(v, 1.0))
             for mode, v in nb_launch.items()
         },
+        "launch_to_first_call_le_playwright": target(
+            "launch → first call, fresh process: webmcp-nb ÷ Playwright ≤ 1.0",
+            ratios["launch_to_first_call_vs_playwright"],
+            at_most(ratios["launch_to_first_call_vs_playwright"], 1.0),
+        ),
         "memory_growth_lt_20mb": target(
             f"memory growth over {_get(r, 'memory', 'calls')} calls < 20 MB", growth, at_most(growth, 20.0, True)
         ),
@@ -686,6 +692,10 @@ def run(plan: Plan, log: Callable[[str], None] = lambda line: print(line, file=s
         for mode in ("native", "polyfill"):
             seconds = [launch_to_tools(server, native=mode == "native") for _ in range(plan.launches)]
             results["launch"][f"webmcp_nb_{mode}"] = _launch_stats(seconds)
+        log("launch to a first call, fresh processes ...")
+        from bench import launch_call  # (it imports this module)
+
+        results["launch_call"] = launch_call.run(plan.launches, log)
 
         for mode in ("native", "polyfill"):
             log(f"webmcp-nb, {mode} page ...")
@@ -804,6 +814,7 @@ RATIO_TEXT = {
     "native_in_flight_16_throughput_vs_raw_cdp": ("native, 16 in flight calls/s: webmcp-nb ÷ raw CDP", "rate"),
     "native_in_flight_16_throughput_vs_playwright": ("native, 16 in flight calls/s: webmcp-nb ÷ Playwright", "rate"),
     "polyfill_sequential_p50_vs_page_evaluate": ("polyfill, sequential p50: webmcp-nb ÷ page.evaluate", "latency"),
+    "launch_to_first_call_vs_playwright": ("launch → first call, fresh process: webmcp-nb ÷ Playwright", "latency"),
 }
 
 
@@ -851,6 +862,17 @@ def render(r: dict[str, Any]) -> str:
     launches = r["launch"]
     rows = [_seconds_row(f"  {label}", s) for key, label in LAUNCH_ROWS.items() if (s := launches.get(key)) is not None]
     sections.append((f"Launch to tools visible ({LAUNCH_PAGE})", ["", "n", "median s", "min s", "max s"], rows))
+    first_call = _get(r, "launch_call", "results") or {}
+    rows = []
+    for entry in first_call.values():
+        if isinstance(entry, dict):
+            s = entry["first_call_s"]
+            row = [s["median"], s["min"], s["max"], entry["import_s"]["median"]]
+            rows.append([f"  {entry['label']}", _fmt(len(s["samples"])), *(_fmt(v, 3) for v in row)])
+    sections.append((
+        f"Launch to a first call, each in a fresh process ({_get(r, 'launch_call', 'meta', 'page')})",
+        ["", "n", "median s", "min s", "max s", "import s"], rows,
+    ))  # fmt: skip
     a = r["agent"]
     rows = [
         [f"  {label}", _fmt(a[key])]

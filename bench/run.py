@@ -1,7 +1,9 @@
 """Runs the benchmark: ``python bench/run.py [--quick] [--json PATH] [--iterations N]``, or the MCP benchmark with
 ``--mcp`` first (``python bench/run.py --mcp [--quick] [--runs N] ...``), the MCP servers' cold starts with
 ``--mcp-cold`` (``[--rounds N]``), or a bare SDK server's cost per call on each stdio transport with
-``--mcp-transport`` (``[--calls N] [--blocks N]``); see bench/README.md."""
+``--mcp-transport`` (``[--calls N] [--blocks N]``), launch to a first call in fresh processes with ``--launch-call``
+(``[--rounds N]``), or issue 31's targets beside the peers in one table with ``--issue31`` (``[--rounds N]
+[--calls N] [--busy N]``); see bench/README.md."""
 
 import sys
 from pathlib import Path
@@ -24,6 +26,14 @@ def _main() -> int:
         from bench.transport import main as transport
 
         return transport(sys.argv[2:])
+    if sys.argv[1:2] == ["--launch-call"]:
+        from bench.launch_call import main as launch_call
+
+        return launch_call(sys.argv[2:])
+    if sys.argv[1:2] == ["--issue31"]:
+        from bench.issue31 import main as issue31
+
+        return issue31(sys.argv[2:])
     from bench.harness import main as harness
 
     return harness()

@@ -42,6 +42,7 @@ from ..link.protocol import (
 from ..link.relay import Relay
 from .calls import CallLine, seconds
 from .chromium import ChromiumProcess, ProcessExit
+from .defaults import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS
 from .panel_feed import PanelFeed
 from .skills import SkillRegistry
 from .tab import NAVIGATION_TIMEOUT, Tab
@@ -52,12 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["Browser", "UserScriptsWarning", "DEFAULT_CALL_TIMEOUT", "DEFAULT_MAX_RESULT_CHARS"]
 
 log = logging.getLogger(__name__)
-
-DEFAULT_CALL_TIMEOUT = 30.0
-"""Seconds a tool call may run before it fails with ``ToolTimeoutError``."""
-
-DEFAULT_MAX_RESULT_CHARS = 4_000_000
-"""Results longer than this (characters of JSON text) fail with ``ResultTooLargeError``."""
 
 USER_SCRIPTS_OFF = (
     "Skills are off in this browser: open "

@@ -224,7 +224,7 @@ class ChromiumProcess:
             flags.append("--no-sandbox")
         if devtools:
             flags.append("--remote-debugging-pipe")
-        flags += [*args, url]
+        flags += [*args, "--", url]  # (after "--" an address is never read as a switch)
         self.log_path = self.dir / "chromium.log"
         with open(self.log_path, "wb") as log:
             if not devtools:

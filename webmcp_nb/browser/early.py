@@ -1,7 +1,8 @@
 """A Chromium started before the rest of webmcp-nb is imported, connected later.
 
+``launch()`` starts it first, on its page, and imports the browser stack (:mod:`.started`) while it starts;
 ``webmcp-nb mcp --launch`` starts it first thing, so the browser and its extension start while the server imports
-the MCP SDK and the client initialises; ``alaunch(early=...)`` then serves the relay on the socket the browser
+the MCP SDK and the client initialises. ``alaunch(early=...)`` then serves the relay on the socket the browser
 was told to dial (bound and listening here already: the extension's first connection waits in its backlog, never
 refused). Standard library only, besides :mod:`.chromium`: nothing here may delay the browser's start.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import importlib
 import secrets
 import socket
 from dataclasses import dataclass
@@ -56,8 +58,14 @@ def start_early(
     headless: bool = True,
     native_webmcp: bool = False,
     lanes: str = "loopback",
+    executable: str | None = None,
+    args: tuple[str, ...] | list[str] = (),
+    user_scripts: bool = True,
+    devtools: bool = True,
 ) -> EarlyChromium:
-    """Bind the relay's socket and start Chromium with the extension dialling it, its first tab on ``url``.
+    """Bind the relay's socket and start Chromium with the extension dialling it, its first tab on ``url``; the
+    options are ``launch()``'s (``devtools``: the page's native tools through the DevTools pipe, with
+    ``native_webmcp``).
 
     Never raises for the browser itself: a Chromium that cannot start is kept as ``error``."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -71,8 +79,11 @@ def start_early(
             url=early.url,
             headless=headless,
             native_webmcp=native_webmcp,
+            executable=executable,
+            args=args,
+            user_scripts=user_scripts,
             lanes=lanes,
-            devtools=native_webmcp,  # the page's native tools through the DevTools pipe, as launch() does
+            devtools=native_webmcp and devtools,
         )
     except Exception as exc:  # said by the caller at its first use (BrowserNotFoundError, an OSError of Popen)
         early.error = exc
@@ -88,6 +99,7 @@ def connect_soon(early: EarlyChromium, *, headless: bool = True, native_webmcp: 
     from .launch import alaunch
     from .schema import load_checker
 
+    importlib.import_module(".started", __package__)  # the browser stack: on this thread, not the loop's
     with contextlib.suppress(Exception):  # a load that failed is left for the argument check to raise
         load_checker().result()
 

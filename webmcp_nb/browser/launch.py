@@ -1,20 +1,19 @@
 """``launch()``: an in-process relay plus a fresh Chromium with the extension, for headless work,
-tests and sharing. Everything it starts is stopped by ``browser.close()``."""
+tests and sharing. Everything it starts is stopped by ``browser.close()``.
+
+Chromium is started first, on the page, and the browser stack (:mod:`.started`) is imported while it starts: this
+module imports only what starting it takes."""
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..core._loop import blocking, on_loop
-from ..devtools.route import DevTools
-from ..link.connection import LocalConnection
-from ..link.relay import Relay
-from .browser import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS, Browser
-from .chromium import ChromiumProcess
-from .early import EarlyChromium
-from .schema import checker_loading
+from .defaults import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_RESULT_CHARS
+from .early import EarlyChromium, start_early
+
+if TYPE_CHECKING:
+    from .browser import Browser
 
 __all__ = ["alaunch", "launch"]
 
@@ -63,64 +62,25 @@ async def alaunch(
     """
     if lanes not in ("loopback", "all", "off"):
         raise ValueError(f"lanes must be 'loopback', 'all' or 'off', not {lanes!r}")
-    secret = early.secret if early is not None else secrets.token_urlsafe(32)
-    relay = await Relay(secret, enforce_grants=grants).start(early.listener if early is not None else None)
-    process: ChromiumProcess | None = None
-    pipe: DevTools | None = None
-    connection = LocalConnection(relay)
-
-    async def shut_down() -> None:
-        if pipe is not None:
-            pipe.close()
-        if process is not None:
-            await asyncio.get_running_loop().run_in_executor(None, process.close)  # waits for the exit
-        await relay.close()
-
-    async with checker_loading():
-        try:
-            if early is not None:
-                if early.error is not None:
-                    raise early.error
-                process = early.process
-            else:
-                process = ChromiumProcess(
-                    f"ws://127.0.0.1:{relay.port}/browser",
-                    secret=secret,
-                    headless=headless,
-                    native_webmcp=native_webmcp,
-                    executable=executable,
-                    args=args,
-                    user_scripts=user_scripts,
-                    lanes=lanes,
-                    devtools=native_webmcp and devtools,
-                )
-            assert process is not None
-            if process.devtools is not None:
-                (reads, writes), process.devtools = process.devtools, None  # the pipe's now
-                pipe = DevTools(reads, writes, relay.devtools_changed, relay.tool_order)
-                relay.devtools = await pipe.open()
-            browser = Browser(
-                connection, call_timeout=call_timeout, max_result_chars=max_result_chars, on_close=shut_down
-            )
-            browser._watch(process)
-            browser.relay = relay
-            await connection.open()
-            await browser._wait_bound(timeout, lambda: _why_not(process))
-            if url is not None:
-                first = browser.tabs[0] if browser.tabs else None
-                await (first.anavigate(url) if first is not None else browser.aopen(url))
-        except BaseException:
-            await connection.close()
-            await shut_down()
-            raise
-    return browser
-
-
-def _why_not(process: ChromiumProcess | None) -> str:
-    if process is None:
-        return ""
-    state = "Chromium is running" if process.running else f"Chromium exited ({process.process.returncode})"
-    return f"{state}; the end of its log:\n{process.log_tail()}"
+    if early is None:  # Chromium first, on the page: it starts while the rest is imported
+        early = start_early(
+            url,
+            headless=headless,
+            native_webmcp=native_webmcp,
+            lanes=lanes,
+            executable=executable,
+            args=args,
+            user_scripts=user_scripts,
+            devtools=devtools,
+        )
+    try:
+        from .started import connect_started
+    except BaseException:
+        early.close()
+        raise
+    return await connect_started(
+        early, url, timeout=timeout, call_timeout=call_timeout, max_result_chars=max_result_chars, grants=grants
+    )
 
 
 launch = blocking(alaunch)
