@@ -9,7 +9,6 @@ as in a user's own Chrome, through the service worker as on pages outside loopba
 
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
 from collections.abc import Iterator
@@ -47,25 +46,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if LAUNCHED & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.browser)
-    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
-    if workers > 1:
-        items[:] = _slow_first_in_each_share(items, workers)
-
-
-def _slow_first_in_each_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
-    """The order for pytest-xdist's ``worksteal``, which hands each worker an equal run of the collection and lets
-    an idle one take the end of another's: the ``slow`` tests are dealt out to the start of each run, so none of
-    them begins late and keeps one worker busy while the others have finished."""
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    rest = iter([item for item in items if not item.get_closest_marker("slow")])
-    ordered: list[pytest.Item] = []
-    left = len(items)
-    for worker in range(workers):
-        share = left // (workers - worker)  # as worksteal cuts it
-        dealt = slow[worker::workers]
-        ordered += dealt + list(itertools.islice(rest, max(0, share - len(dealt))))
-        left -= share
-    return ordered + list(rest)
 
 
 @pytest.fixture(scope="session")

@@ -191,6 +191,8 @@ def test_another_sessions_tab_is_refused_before_its_site_is_asked_about(
         ):
             tabs = json.loads(text(await holder.call_tool("list_tabs", {})))["tabs"]
             (held,) = [tab["id"] for tab in tabs if tab["bound_here"]]
+            # (the notebook's mirror learns of the tab the session opened a moment after the session does)
+            await anyio.to_thread.run_sync(lambda: eventually(lambda: held in {t.id for t in notebook.tabs}, 10))
             await anyio.to_thread.run_sync(notebook.tab(held).navigate, elsewhere)  # the user goes elsewhere in it
             asked = len(notebook.events.of_kind("grant.asked"))
             refused = await other.call_tool("close_tab", {"tab_id": held})
