@@ -23,7 +23,6 @@ ended) before the next starts. See bench/README.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import json
@@ -38,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness import machine, show
+from bench.harness import machine, rounds_main
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import serve_demo
 
@@ -249,15 +248,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/run.py --mcp-cold", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, metavar="N", help="rounds of every server (default 7)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    result = run(args.rounds)
-    show(render(result), result, args.json)
-    return 0
+    return rounds_main(argv, "python bench/run.py --mcp-cold", __doc__ or "", run, render, "every server")
 
 
 if __name__ == "__main__":

@@ -974,5 +974,25 @@ def show(table: str, results: dict[str, Any], json_path: str | None) -> None:
         Path(json_path).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
+def rounds_main(
+    argv: list[str] | None,
+    prog: str,
+    doc: str,
+    run: Callable[[int], dict[str, Any]],
+    render: Callable[[dict[str, Any]], str],
+    what: str,
+) -> int:
+    """The command line of a benchmark made of rounds (``--rounds N``, ``--json PATH``): run, print, write."""
+    parser = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7, metavar="N", help=f"rounds of {what} (default 7)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+    result = run(args.rounds)
+    show(render(result), result, args.json)
+    return 0
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -13,7 +13,6 @@ process, is part of what a launch costs there; timed apart too: ``driver``). See
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -23,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.harness import _playwright_available, machine, show
+from bench.harness import _playwright_available, machine, rounds_main
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import serve_demo
 
@@ -146,15 +145,7 @@ def render(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python bench/run.py --launch-call", description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7, metavar="N", help="rounds of both sides (default 7)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    result = run(args.rounds)
-    show(render(result), result, args.json)
-    return 0
+    return rounds_main(argv, "python bench/run.py --launch-call", __doc__ or "", run, render, "both sides")
 
 
 if __name__ == "__main__":
