@@ -18,66 +18,113 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
+import statistics
+import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bench import cold_start, launch_call
 from bench import harness as bench
 from bench import mcp as bench_mcp
 from bench.harness import machine, show
+from webmcp_nb.core import _loop
 from webmcp_nb.demo.server import DemoServer, serve_demo
 
 __all__ = ["main", "run", "rows"]
 
 CHANGE_LIMIT_MS = 25.0
 MCP_PEERS = ("webmcp_nb", "webmcp_nb_own", "devtools")
+SERIES = ("tab_call", "acall_on_loop", "lane_call", "lane_acall_on_loop", "raw_cdp", "raw_cdp_blocking")
 
 
 def tab_calls(server: DemoServer, calls: int, listings: int, blocks: int = 6) -> dict[str, Any]:
-    """``tab.call`` (a launched browser with native WebMCP: the DevTools pipe) and raw CDP's ``WebMCP.invokeTool``
-    (its own plain Chromium) on the same page, in ``blocks`` interleaved blocks; then the changed 1,000-tool list."""
-    loop = asyncio.new_event_loop()
+    """Sequential calls of one tool on the same page, in ``blocks`` interleaved blocks: ``tab.call`` in a launched
+    browser with native WebMCP (the DevTools pipe) and, for context, ``await tab.acall`` on the library's loop (no
+    hand-over between threads) and both through the extension (``devtools=False``: a lane, your own Chrome's path);
+    raw CDP's ``WebMCP.invokeTool`` (its own plain Chromium) awaited on its loop and from a blocking caller (the
+    same hand-over to a loop thread and back that ``tab.call`` makes). Then the changed 1,000-tool list."""
+    cdp_loop = asyncio.new_event_loop()
+    cdp_thread = threading.Thread(target=cdp_loop.run_forever, name="raw-cdp", daemon=True)
     cdp = bench.RawCDP()
-    ours: list[float] = []
-    theirs: list[float] = []
+    samples: dict[str, list[float]] = {key: [] for key in SERIES}
 
-    async def raw_block(n: int) -> None:
+    async def timed(call: Callable[[], Awaitable[Any]], n: int) -> list[float]:
+        out = []
         for _ in range(n):
             began = time.perf_counter()
-            await cdp.call(bench.TOOL)
-            theirs.append(time.perf_counter() - began)
+            await call()
+            out.append(time.perf_counter() - began)
+        return out
 
+    def blocking(call: Callable[[], Any], n: int) -> list[float]:
+        out = []
+        for _ in range(n):
+            began = time.perf_counter()
+            call()
+            out.append(time.perf_counter() - began)
+        return out
+
+    def on_cdp_loop(coro: Awaitable[Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, cdp_loop).result()  # type: ignore[arg-type]
+
+    cdp_thread.start()
     try:
-        loop.run_until_complete(cdp.start(server.url(bench.PAGE)))
-        with bench.webmcp_nb_tab(server, native=True) as tab:
-            loop.run_until_complete(raw_block(20))
-            for _ in range(20):
-                tab.call(bench.TOOL)
-            del theirs[:]
+        on_cdp_loop(cdp.start(server.url(bench.PAGE)))
+        with (
+            bench.webmcp_nb_tab(server, native=True) as tab,
+            bench.webmcp_nb_tab(server, native=True, devtools=False) as lane,
+        ):
+            run: dict[str, Callable[[int], list[float]]] = {
+                "tab_call": lambda n: blocking(lambda: tab.call(bench.TOOL), n),
+                "acall_on_loop": lambda n: _loop.run(timed(lambda: tab.acall(bench.TOOL), n)),
+                "lane_call": lambda n: blocking(lambda: lane.call(bench.TOOL), n),
+                "lane_acall_on_loop": lambda n: _loop.run(timed(lambda: lane.acall(bench.TOOL), n)),
+                "raw_cdp": lambda n: on_cdp_loop(timed(lambda: cdp.call(bench.TOOL), n)),
+                "raw_cdp_blocking": lambda n: blocking(lambda: on_cdp_loop(cdp.call(bench.TOOL)), n),
+            }
+            for series in run.values():
+                series(20)
             per = max(1, calls // blocks)
             for block in range(blocks):
-                for side in ("ours", "theirs") if block % 2 == 0 else ("theirs", "ours"):
-                    if side == "theirs":
-                        loop.run_until_complete(raw_block(per))
-                        continue
-                    for _ in range(per):
-                        began = time.perf_counter()
-                        tab.call(bench.TOOL)
-                        ours.append(time.perf_counter() - began)
+                for key in SERIES if block % 2 == 0 else SERIES[::-1]:
+                    samples[key] += run[key](per)
             plan = bench.Plan.make(quick=True, iterations=calls)
             changed = bench.webmcp_nb_change(tab, bench.Plan(**{**plan.__dict__, "listings": listings}))
     finally:
-        loop.run_until_complete(cdp.close())
-        loop.close()
+        with contextlib.suppress(Exception):
+            on_cdp_loop(cdp.close())
+        cdp_loop.call_soon_threadsafe(cdp_loop.stop)
+        cdp_thread.join()
+        cdp_loop.close()
     return {
-        "tab_call": bench.Stats(ours, sum(ours)).as_dict(),
-        "raw_cdp": bench.Stats(theirs, sum(theirs)).as_dict(),
+        **{key: bench.Stats(times, sum(times)).as_dict() for key, times in samples.items()},
         "changed": changed,
         "load_average": round(os.getloadavg()[0], 2),
     }
+
+
+SDK_IMPORT = (
+    "import time, webmcp_nb.browser.started; began = time.perf_counter(); import webmcp_nb.mcp.server; "
+    "print(time.perf_counter() - began)"
+)
+"""What ``webmcp-nb mcp --launch`` imports once Chromium is starting and the browser stack is in: the MCP SDK and the
+server, timed in a fresh process (``gc`` off, as the command has it)."""
+
+
+def sdk_import(rounds: int) -> dict[str, Any]:
+    """Seconds the MCP SDK and the server take to import, in ``rounds`` fresh processes: the part of a cold start
+    that is the SDK's, on the path to the first answer after ``initialize``."""
+    samples = []
+    for _ in range(rounds):
+        script = f"import gc; gc.disable(); {SDK_IMPORT}"
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+        samples.append(float(out.stdout.split()[-1]))
+    return {"median_s": statistics.median(samples), "samples": samples}
 
 
 def run(
@@ -88,6 +135,7 @@ def run(
     result: dict[str, Any] = {"meta": {**machine(), "rounds": rounds, "calls": calls}}
     log("MCP cold starts ...")
     result["cold_start"] = cold_start.run(rounds, log)
+    result["cold_start"]["sdk_import"] = sdk_import(rounds)
     log("launch → first call ...")
     result["launch_call"] = launch_call.run(rounds, log)
     log("tab.call and raw CDP, a changed 1,000-tool list ...")
@@ -144,6 +192,23 @@ def cold_rows(cold: dict[str, Any]) -> list[dict[str, Any]]:
             "≤ 0.3 s",
             _at_most(hello["max"], 0.3),
         ),
+        *_sdk_row(cold.get("sdk_import"), faster),
+    ]
+
+
+def _sdk_row(sdk: dict[str, Any] | None, faster: dict[str, Any] | None) -> list[dict[str, Any]]:
+    if sdk is None:
+        return []
+    peer = f"{faster['label']}'s whole cold start {faster['first_result_s']['median']:.3f} s" if faster else "–"
+    return [
+        _row(
+            f"  context: the MCP SDK and the server imported, fresh process (median of {len(sdk['samples'])})",
+            f"{sdk['median_s']:.3f} s",
+            peer,
+            _ratio(sdk["median_s"], faster["first_result_s"]["median"]) if faster else None,
+            "–",
+            None,
+        )
     ]
 
 
@@ -169,9 +234,22 @@ def launch_rows(launch: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def call_rows(calls: dict[str, Any]) -> list[dict[str, Any]]:
-    """``tab.call`` p50 against raw CDP; the changed 1,000-tool list in ``tab.tools``."""
+    """``tab.call`` p50 against raw CDP, then, for context, where its time goes (the hand-over between threads, the
+    extension's path); the changed 1,000-tool list in ``tab.tools``."""
     ours, theirs, changed = calls["tab_call"], calls["raw_cdp"], calls["changed"]
     ratio = _ratio(ours["p50_ms"], theirs["p50_ms"])
+
+    def context(what: str, key: str, peer: str, peer_key: str) -> dict[str, Any]:
+        mine, other = calls[key], calls[peer_key]
+        return _row(
+            f"  context: {what}",
+            f"{mine['p50_ms']:.3f} ms",
+            f"{peer} {other['p50_ms']:.3f} ms",
+            _ratio(mine["p50_ms"], other["p50_ms"]),
+            "–",
+            None,
+        )
+
     return [
         _row(
             f"tab.call p50, native page (the DevTools pipe), {ours['n']} calls",
@@ -181,6 +259,9 @@ def call_rows(calls: dict[str, Any]) -> list[dict[str, Any]]:
             "≤ 1.00×",
             _at_most(ratio, 1.0),
         ),
+        context("await tab.acall on the library's loop (no hand-over)", "acall_on_loop", "raw CDP", "raw_cdp"),
+        context("tab.call", "tab_call", "raw CDP from a blocking caller (the same hand-over)", "raw_cdp_blocking"),
+        context("tab.call through the extension (a lane: your own Chrome's path)", "lane_call", "raw CDP", "raw_cdp"),
         _row(
             f"a changed 1,000-tool list → tab.tools, p50 of {changed['n']} (load {calls['load_average']:.1f})",
             f"{changed['p50_ms']:.2f} ms",
@@ -192,12 +273,16 @@ def call_rows(calls: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def mcp_rows(mcp: dict[str, Any]) -> list[dict[str, Any]]:
-    """An MCP page-tool call's p50 in ``--launch`` mode and in your own Chrome, against chrome-devtools-mcp."""
+def mcp_rows(mcp: dict[str, Any], calls: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """An MCP page-tool call's p50 in ``--launch`` mode and in your own Chrome, against chrome-devtools-mcp; with
+    ``calls`` (:func:`tab_calls`), your own Chrome's floor: the MCP stack's share of a ``--launch`` call (it less
+    ``await tab.acall`` on the pipe) plus ``await tab.acall`` through the extension, as if the relay daemon cost
+    nothing."""
     out = []
     for number, run in enumerate(mcp["runs"], 1):
         devtools = (run.get("devtools") or {}).get("read_only")
         run_of = f", run {number}" if len(mcp["runs"]) > 1 else ""
+        peer = f"chrome-devtools-mcp execute_webmcp_tool {devtools['p50_ms']:.3f} ms" if devtools else "–"
         for key, what, limit in (
             ("webmcp_nb", "MCP page-tool call p50, --launch (the pipe)", 0.85),
             ("webmcp_nb_own", "MCP page-tool call p50, your own Chrome (the extension)", 1.00),
@@ -207,14 +292,15 @@ def mcp_rows(mcp: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             ratio = _ratio(ours["p50_ms"], devtools["p50_ms"] if devtools else None)
             out.append(
-                _row(
-                    f"{what}, {ours['n']} calls{run_of}",
-                    f"{ours['p50_ms']:.3f} ms",
-                    f"chrome-devtools-mcp execute_webmcp_tool {devtools['p50_ms']:.3f} ms" if devtools else "–",
-                    ratio,
-                    f"≤ {limit:.2f}×",
-                    _at_most(ratio, limit),
-                )
+                _row(f"{what}, {ours['n']} calls{run_of}", f"{ours['p50_ms']:.3f} ms", peer, ratio,
+                     f"≤ {limit:.2f}×", _at_most(ratio, limit))
+            )  # fmt: skip
+        launched = (run.get("webmcp_nb") or {}).get("read_only")
+        if calls is not None and launched is not None:
+            floor = launched["p50_ms"] - calls["acall_on_loop"]["p50_ms"] + calls["lane_acall_on_loop"]["p50_ms"]
+            what = "  context: your own Chrome's floor (the MCP stack's share + the extension's call, no daemon)"
+            out.append(
+                _row(what, f"{floor:.3f} ms", peer, _ratio(floor, devtools["p50_ms"] if devtools else None), "–", None)
             )
     return out
 
@@ -225,7 +311,7 @@ def rows(result: dict[str, Any]) -> list[dict[str, Any]]:
         *cold_rows(result["cold_start"]),
         *launch_rows(result["launch_call"]),
         *call_rows(result["calls"]),
-        *mcp_rows(result["mcp"]),
+        *mcp_rows(result["mcp"], result["calls"]),
     ]
 
 

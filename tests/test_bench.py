@@ -234,3 +234,32 @@ def test_the_transport_bench_measures_a_bare_sdk_server_on_each_stdio_transport(
     assert positive(r["results"]["ratio_p50"])
     table = capsys.readouterr().out
     assert all(label in table for label in transport.TRANSPORTS.values())
+
+
+@pytest.mark.timeout(300)
+def test_issue31s_call_rows_measure_tab_call_beside_raw_cdp_and_say_where_the_time_goes():
+    from webmcp_nb.demo.server import serve_demo
+
+    with serve_demo() as server:
+        calls = issue31.tab_calls(server, calls=12, listings=3, blocks=2)
+    for key in issue31.SERIES:
+        check_stats(calls[key], key)
+        assert calls[key]["n"] == 12, key
+    check_stats(calls["changed"], "changed")
+    rows = issue31.call_rows(calls)
+    assert [row["target"] for row in rows] == ["≤ 1.00×", "–", "–", "–", "≤ 25 ms at load 4"]
+    assert all(positive(row["ratio"]) for row in rows[:4]) and rows[0]["met"] in (True, False)
+    assert all(row["met"] is None for row in rows[1:4])  # context, not targets
+
+    mcp = {"runs": [{"devtools": {"read_only": {"p50_ms": 2.0}}, "webmcp_nb": {"read_only": {"p50_ms": 1.8, "n": 9}}}]}
+    floor = issue31.mcp_rows(mcp, calls)[-1]  # the MCP stack's share of a --launch call + the extension's call
+    expected = 1.8 - calls["acall_on_loop"]["p50_ms"] + calls["lane_acall_on_loop"]["p50_ms"]
+    assert floor["met"] is None and floor["webmcp_nb"] == f"{expected:.3f} ms"
+
+
+def test_issue31s_sdk_import_is_timed_in_fresh_processes():
+    sdk = issue31.sdk_import(2)
+    assert len(sdk["samples"]) == 2 and all(positive(s) for s in sdk["samples"])
+    cold = {"label": "peer", "first_result_s": {"median": 1.0}}
+    (row,) = issue31._sdk_row(sdk, cold)
+    assert row["met"] is None and row["ratio"] == round(sdk["median_s"] / 1.0, 3)
