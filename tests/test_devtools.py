@@ -295,16 +295,16 @@ def test_a_session_records_a_call_through_the_pipe_with_its_evidence(
 def test_grants_hold_for_tools_reached_through_the_pipe(server: Any) -> None:
     """``launch(grants=True)``: a native tool's site is the one its frame has, as the pipe reports it."""
     page, frame = server.url("t/cross-frame.html"), f"http://localhost:{server.port}"
-    wm.grants.allow(page, "read")
+    wm.grants.allow(page, "act")
     wm.grants.deny(frame)
     try:
         with wm.launch(native_webmcp=True, grants=True) as browser:
             tab = browser.open(page)
             tab.wait_for_tool("sendPin")
             asker = Asker("agent", "scripted")
-            _loop.run(check_call(tab, tab.tools["hostTool"], "hostTool", asker))  # read-only, its site says read
-            with pytest.raises(wm.PermissionDeniedError):
-                _loop.run(check_call(tab, tab.tools["frameGreeting"], "frameGreeting", asker))  # the frame's: none
+            _loop.run(check_call(tab, tab.tools["hostTool"], "hostTool", asker))  # the page's site acts
+            with pytest.raises(wm.PermissionDeniedError, match="localhost.*the user chose never"):  # denied, not asked
+                _loop.run(check_call(tab, tab.tools["frameGreeting"], "frameGreeting", asker, timeout=30))
             assert piped(browser, tab) == {(t.frame_id, t.name) for t in tab.tools.values()}
     finally:
         wm.grants.revoke(page)
