@@ -303,7 +303,7 @@ def test_grants_hold_for_tools_reached_through_the_pipe(server: Any) -> None:
             tab.wait_for_tool("sendPin")
             asker = Asker("agent", "scripted")
             _loop.run(check_call(tab, tab.tools["hostTool"], "hostTool", asker))  # the page's site acts
-            with pytest.raises(wm.PermissionDeniedError, match="localhost.*the user chose never"):  # denied, not asked
+            with pytest.raises(wm.PermissionDeniedError, match=r"localhost.*the user chose never"):  # denied, not asked
                 _loop.run(check_call(tab, tab.tools["frameGreeting"], "frameGreeting", asker, timeout=30))
             assert piped(browser, tab) == {(t.frame_id, t.name) for t in tab.tools.values()}
     finally:
