@@ -158,7 +158,8 @@ def test_a_page_back_from_the_back_forward_cache_lists_its_tools_in_registration
             tab.navigate(server.url("bf/landing.html"))
             tab.back()
             assert tab.call("wasRestored").value is True
-            return list(tab.tools)
+            tab.wait_for_tool("inner_b")  # its iframe's, read from the frame: a loaded machine may take past the
+            return list(tab.tools)  # 2 s a navigation's reply waits for the tools (SETTLE_WAIT)
         finally:
             tab.close()
 

@@ -216,7 +216,7 @@ def test_what_is_printed_while_the_server_imports_misses_the_wire(flushed: bool,
 
 HELD_CHROMIUM = """#!/bin/sh
 echo $$ > "{folder}/pid"
-printf '%s\\n' "$@" > "{folder}/args"
+printf '%s\\n' "$@" > "{folder}/args.part" && mv "{folder}/args.part" "{folder}/args"
 while [ ! -e "{folder}/go" ]; do sleep 0.02; done
 exec "{chromium}" "$@"
 """

@@ -16,6 +16,13 @@ export async function pairingPaused() {
   return (await chrome.storage.local.get('pairingPaused')).pairingPaused === true;
 }
 
+// The stored pairing and the pause, read together: the options page's "Pair now" stores a pairing and lifts the
+// pause in one write, so a reader never sees the pause lifted without the pairing that came with it.
+export async function pairingState() {
+  const { pairing, pairingPaused: paused } = await chrome.storage.local.get(['pairing', 'pairingPaused']);
+  return { pairing: pairing?.secret ? pairing : null, paused: paused === true };
+}
+
 // Ask the host for the current secret; resolves to {pairing} or {problem}.
 export async function pair() {
   let reply;

@@ -6,7 +6,7 @@
 // chrome.storage.session for the options page and the side panel.
 import { DEFAULT_PORT, ErrorCode, Method } from '../shared/protocol.js';
 import { AuthError, authenticate } from './auth.js';
-import { pair, pairingPaused, startRelay, storedPairing } from './pairing.js';
+import { pair, pairingPaused, pairingState, startRelay, storedPairing } from './pairing.js';
 
 const KEEPALIVE_MS = 20_000;
 const AUTH_TIMEOUT_MS = 5_000;
@@ -108,9 +108,13 @@ async function loadSettings() {
 }
 
 // The secret to prove: the stored one, or a fresh pairing through the native host (unless the user paused it).
+// Read again with the pause, in one read: a pairing the options page stored since `current` was read is used as
+// it is (reading the pause alone, after that write, would pair a second time through the host).
 async function secretFor(current) {
   if (current.secret || current.source !== 'pairing') return current;
-  if (await pairingPaused()) {
+  const { pairing, paused } = await pairingState();
+  if (pairing) return loadSettings();
+  if (paused) {
     setState('unpaired', 'The pairing was forgotten. Click "Pair now" on the options page to pair again.');
     return current;
   }
