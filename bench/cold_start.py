@@ -28,7 +28,6 @@ import contextlib
 import json
 import os
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.harness import machine, rounds_main
+from bench.harness import machine, rounds_main, rounds_table, spread
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import serve_demo
 
@@ -215,9 +214,7 @@ def run(rounds: int, log: Callable[[str], None] = lambda line: print(line, file=
     for server in servers:
         entry: dict[str, Any] = {"label": server.label}
         for key in ("initialize_s", "first_result_s"):
-            values = [sample[key] for sample in samples[server.key]]
-            entry[key] = {"median": round(statistics.median(values), 3), "min": round(min(values), 3),
-                          "max": round(max(values), 3), "samples": [round(v, 3) for v in values]}  # fmt: skip
+            entry[key] = spread([sample[key] for sample in samples[server.key]])
         results[server.key] = entry
     peers = [results[key]["first_result_s"]["median"] for key in ("devtools", "playwright") if key in results]
     if "webmcp_nb" in results and peers:
@@ -227,19 +224,9 @@ def run(rounds: int, log: Callable[[str], None] = lambda line: print(line, file=
 
 
 def render(result: dict[str, Any]) -> str:
-    results, loads = result["results"], result["load_average"]
-    lines = [
-        f"MCP cold start, {result['meta']['rounds']} rounds interleaved, medians (min–max); load average after each "
-        "round: " + " / ".join(f"{x:.1f}" for x in loads),
-        "",
-        f"  {'':36}{'spawn → initialize answered':>32}{'spawn → first page-tool result':>34}",
-    ]
-    for entry in results.values():
-        if not isinstance(entry, dict):
-            continue
-        cells = [f"{entry[k]['median']:.3f} s ({entry[k]['min']:.3f}–{entry[k]['max']:.3f})"
-                 for k in ("initialize_s", "first_result_s")]  # fmt: skip
-        lines.append(f"  {entry['label']:36}{cells[0]:>32}{cells[1]:>34}")
+    results = result["results"]
+    columns = {"initialize_s": "spawn → initialize answered", "first_result_s": "spawn → first page-tool result"}
+    lines = rounds_table(result, "MCP cold start", columns, 36)
     if "ratio_vs_faster_peer" in results:
         lines += ["", f"  webmcp-nb ÷ the faster peer, first result: {results['ratio_vs_faster_peer']:.3f} "
                   "(target ≤ 0.9); initialize within 0.3 s of the spawn"]  # fmt: skip

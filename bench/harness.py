@@ -974,6 +974,40 @@ def show(table: str, results: dict[str, Any], json_path: str | None) -> None:
         Path(json_path).write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
+def spread(values: list[float]) -> dict[str, Any]:
+    """Seconds measured once a round: the median, the fastest and the slowest (to the millisecond), and every one."""
+    return {
+        "median": round(statistics.median(values), 3),
+        "min": round(min(values), 3),
+        "max": round(max(values), 3),
+        "samples": [round(v, 3) for v in values],
+    }
+
+
+def rounds_table(result: dict[str, Any], title: str, columns: dict[str, str], width: int) -> list[str]:
+    """The table of a benchmark made of rounds: ``title`` with the rounds and the load after each, then a row per
+    entry of ``result["results"]`` (its label in ``width`` characters) with each column's median (min to max);
+    ``columns`` maps each :func:`spread` field to its heading."""
+    loads = " / ".join(f"{x:.1f}" for x in result["load_average"])
+    lines = [
+        f"{title}, {result['meta']['rounds']} rounds interleaved, medians (min–max); load average after each round: "
+        + loads,
+        "",
+        f"  {'':{width}}" + "".join(f"{heading:>{_cell(heading)}}" for heading in columns.values()),
+    ]
+    for entry in result["results"].values():
+        if isinstance(entry, dict):
+            cells = [f"{entry[k]['median']:.3f} s ({entry[k]['min']:.3f}–{entry[k]['max']:.3f})" for k in columns]
+            row = "".join(f"{cell:>{_cell(heading)}}" for cell, heading in zip(cells, columns.values(), strict=True))
+            lines.append(f"  {entry['label']:{width}}{row}")
+    return lines
+
+
+def _cell(heading: str) -> int:
+    """A column's width: its heading's or a median (min to max) of seconds', and two spaces before it."""
+    return max(len(heading), len("0.000 s (0.000–0.000)")) + 2
+
+
 def rounds_main(
     argv: list[str] | None,
     prog: str,

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import contextlib
 import os
-import statistics
 import subprocess
 import sys
 import threading
@@ -124,7 +123,7 @@ def sdk_import(rounds: int) -> dict[str, Any]:
         script = f"import gc; gc.disable(); {SDK_IMPORT}"
         out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
         samples.append(float(out.stdout.split()[-1]))
-    return {"median_s": statistics.median(samples), "samples": samples}
+    return bench.spread(samples)
 
 
 def run(
@@ -203,9 +202,9 @@ def _sdk_row(sdk: dict[str, Any] | None, faster: dict[str, Any] | None) -> list[
     return [
         _row(
             f"  context: the MCP SDK and the server imported, fresh process (median of {len(sdk['samples'])})",
-            f"{sdk['median_s']:.3f} s",
+            f"{sdk['median']:.3f} s",
             peer,
-            _ratio(sdk["median_s"], faster["first_result_s"]["median"]) if faster else None,
+            _ratio(sdk["median"], faster["first_result_s"]["median"]) if faster else None,
             "–",
             None,
         )

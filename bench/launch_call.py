@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.harness import _playwright_available, machine, rounds_main
+from bench.harness import _playwright_available, machine, rounds_main, rounds_table, spread
 from webmcp_nb.browser.chromium import find_chromium
 from webmcp_nb.demo.server import serve_demo
 
@@ -85,15 +84,6 @@ def sample(code: str, url: str) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _summary(values: list[float]) -> dict[str, Any]:
-    return {
-        "median": round(statistics.median(values), 3),
-        "min": round(min(values), 3),
-        "max": round(max(values), 3),
-        "samples": [round(v, 3) for v in values],
-    }
-
-
 def run(rounds: int, log: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> dict:
     """``rounds`` rounds, each one sample of every side (the order alternating); medians and every sample."""
     sides = [key for key in SIDES if key != "playwright" or _playwright_available()]
@@ -112,7 +102,7 @@ def run(rounds: int, log: Callable[[str], None] = lambda line: print(line, file=
     for key in sides:
         entry: dict[str, Any] = {"label": SIDES[key][0]}
         for field in samples[key][0]:
-            entry[field] = _summary([s[field] for s in samples[key]])
+            entry[field] = spread([s[field] for s in samples[key]])
         results[key] = entry
     if len(sides) == 2:
         ours, theirs = (results[key]["first_call_s"]["median"] for key in sides)
@@ -122,18 +112,9 @@ def run(rounds: int, log: Callable[[str], None] = lambda line: print(line, file=
 
 
 def render(result: dict[str, Any]) -> str:
-    results, loads = result["results"], result["load_average"]
-    lines = [
-        f"Launch to a first tool call in a fresh process, {result['meta']['rounds']} rounds interleaved, medians "
-        "(min–max); load average after each round: " + " / ".join(f"{x:.1f}" for x in loads),
-        "",
-        f"  {'':60}{'import':>22}{'launch → first call':>24}",
-    ]
-    for entry in results.values():
-        if isinstance(entry, dict):
-            cells = [f"{entry[k]['median']:.3f} s ({entry[k]['min']:.3f}–{entry[k]['max']:.3f})"
-                     for k in ("import_s", "first_call_s")]  # fmt: skip
-            lines.append(f"  {entry['label']:60}{cells[0]:>22}{cells[1]:>24}")
+    results = result["results"]
+    columns = {"import_s": "import", "first_call_s": "launch → first call"}
+    lines = rounds_table(result, "Launch to a first tool call in a fresh process", columns, 60)
     if "driver_s" in results.get("playwright", {}):
         lines.append(
             f"  (Playwright's driver start, within its launch: {results['playwright']['driver_s']['median']:.3f} s)"
