@@ -24,7 +24,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from bench import cold_start, launch_call
@@ -68,8 +68,8 @@ def tab_calls(server: DemoServer, calls: int, listings: int, blocks: int = 6) ->
             out.append(time.perf_counter() - began)
         return out
 
-    def on_cdp_loop(coro: Awaitable[Any]) -> Any:
-        return asyncio.run_coroutine_threadsafe(coro, cdp_loop).result()  # type: ignore[arg-type]
+    def on_cdp_loop(coro: Coroutine[Any, Any, Any]) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, cdp_loop).result()
 
     cdp_thread.start()
     try:
