@@ -121,6 +121,18 @@ def test_native_tools_come_through_the_pipe_with_their_frames_origins_and_titles
         tab.close()
 
 
+def test_a_page_too_busy_to_tell_a_title_shows_its_tool_and_the_title_follows(native_browser: wm.Browser, server: Any):
+    """A frame that does not answer within TITLE_WAIT does not hold its new tools back: they are shown without their
+    titles, which are read once more and follow."""
+    tab = native_browser.open(server.url("t/busy-titles.html"))
+    try:
+        tab.wait_for_tool("slowTitled")
+        eventually(lambda: tab.tools["slowTitled"].title == "Read on the second try", what="the title read again")
+        assert tab.call("slowTitled").value == "free"
+    finally:
+        tab.close()
+
+
 @pytest.mark.parametrize("path", ["t/cross-frame.html", "declarative/iframe-host.html", "flights/", "t/faults.html"])
 def test_both_ways_show_the_same_tools(native_browser: wm.Browser, worker_browser: wm.Browser, server: Any, path: str):
     """The pipe and the extension show a page's tools alike: names, titles, descriptions, schemas, annotations,

@@ -5,7 +5,8 @@ paused until ``Page`` and ``WebMCP`` are enabled on it, so no registration is mi
 ``toolsRemoved`` say what each frame registers; the protocol does not say which document, and does not remove a
 document's tools when it goes, so ``Page`` events keep each frame's document (its ``loaderId``): a navigation ends
 the frame's tools (and its iframes'), except that a document restored from the back/forward cache announces its
-tools just before its navigation commits, and keeps them.
+tools just before its navigation commits, and keeps them. A cross-origin iframe's own session alone speaks for its
+frame: its parent's, attached first, may still tell of the frame as it was before it left that process.
 
 The protocol's ``Tool`` has no title, so titles are read in an isolated world of the frame (``getTools()`` there,
 out of the page scripts' reach). That listing costs the page time in proportion to all its tools, so a tool new to
@@ -54,7 +55,8 @@ Ask = Callable[[int], Awaitable[list[Any]]]
 
 WORLD = "webmcp-nb"
 TITLE_WAIT = 2.0
-"""Seconds new tools wait for their titles; a page too busy to answer shows them without."""
+"""Seconds new tools wait for their titles; a page too busy to answer shows them without (their titles follow if it
+answers when asked again)."""
 HOLD_CHARS = 1_000_000
 """A frame's size (its tools' characters) up to which new tools wait for their titles before they are shown."""
 QUIET = 0.05
@@ -100,6 +102,9 @@ class Target:
     session: str
     tab_id: int | None = None
     sessions: set[str] = field(default_factory=set)
+    roots: dict[str, str] = field(default_factory=dict)
+    """Frame id → the session of the cross-origin iframe it is the root of: that session alone speaks for it (its
+    parent's may still tell of the frame as it was before it left that process)."""
     frames: dict[str, Frame] = field(default_factory=dict)
     numbers: dict[int, Frame] = field(default_factory=dict)
     next_number: int = 1
@@ -128,8 +133,14 @@ class Target:
                 number = 0
             else:
                 number, self.next_number = self.next_number, self.next_number + 1
-            found = self.frames[frame_id] = self.numbers[number] = Frame(frame_id, number, session)
+            owner = self.roots.get(frame_id, session)
+            found = self.frames[frame_id] = self.numbers[number] = Frame(frame_id, number, owner)
         return found
+
+    def speaks(self, session: str, frame_id: Any) -> bool:
+        """Whether ``session`` speaks for the frame (not a parent's session telling of a frame now out of its
+        process)."""
+        return self.roots.get(str(frame_id), session) == session
 
     @property
     def holding(self) -> bool:
@@ -223,6 +234,11 @@ class Pages:
                 target.tab_id, self._tabs[tab_id] = tab_id, target
         elif info.get("type") == "iframe" and parent in self._sessions:
             target = self._sessions[parent]
+            target.roots[root] = session
+            moved = target.frames.get(root)
+            if moved is not None and moved.session != session:  # known as it was in its parent's process
+                self._swapped(target, moved)
+                moved.session = session
         else:
             self._pipe.send("Runtime.runIfWaitingForDebugger", session=session)
             return
@@ -285,6 +301,7 @@ class Pages:
                 del self._tabs[target.tab_id]  # (its calls go the extension's way until the tab's new target is known)
         else:
             gone = [f for f in target.frames.values() if f.session == session]
+            target.roots = {fid: s for fid, s in target.roots.items() if s != session}
         ids: set[str] = set()
         for frame in gone:
             ids |= self._remove(target, frame)
@@ -296,7 +313,11 @@ class Pages:
 
         def walk(node: Any) -> None:
             info = node.get("frame") if isinstance(node, dict) else None
-            if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+            if (
+                not isinstance(info, dict)
+                or not isinstance(info.get("id"), str)
+                or not target.speaks(session, info["id"])
+            ):
                 return
             frame = target.frame(info["id"], session)
             if frame.document is None:
@@ -311,7 +332,7 @@ class Pages:
 
     def _navigated(self, target: Target, session: str, params: dict[str, Any]) -> None:
         info = params.get("frame")
-        if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+        if not isinstance(info, dict) or not isinstance(info.get("id"), str) or not target.speaks(session, info["id"]):
             return
         frame = target.frame(info["id"], session)
         frame.session = session
@@ -361,21 +382,25 @@ class Pages:
 
     def _started(self, target: Target, session: str, params: dict[str, Any]) -> None:
         frame = target.frames.get(str(params.get("frameId")))
-        if frame is not None:
+        if frame is not None and target.speaks(session, frame.id):
             frame.arrived = set()
 
     def _frame_detached(self, target: Target, session: str, params: dict[str, Any]) -> None:
         frame = target.frames.get(str(params.get("frameId")))
         if frame is None:
             return
-        if params.get("reason") == "swap":  # it moved to another process: its document went with it
-            if frame.session == session:
-                for name in [*frame.tools, *frame.left_out]:
-                    self._drop(target, frame, name)
-                frame.document = frame.world = None
-                self._on_gone({frame.id})
-        else:
+        if params.get("reason") != "swap":
             self._on_gone(self._remove(target, frame))
+            self._changed(target)
+        elif frame.session == session:  # (not told already by the session it moved to)
+            self._swapped(target, frame)
+
+    def _swapped(self, target: Target, frame: Frame) -> None:
+        """The frame moved to another process: its document went with it (the new one is told by its session)."""
+        for name in [*frame.tools, *frame.left_out]:
+            self._drop(target, frame, name)
+        frame.document = frame.world = None
+        self._on_gone({frame.id})
         self._changed(target)
 
     def _crashed(self, target: Target, session: str, params: dict[str, Any]) -> None:
@@ -387,7 +412,11 @@ class Pages:
         self._changed(target)
 
     def _added(self, target: Target, session: str, params: dict[str, Any]) -> None:
-        tools = [t for t in params.get("tools") or () if isinstance(t, dict) and isinstance(t.get("frameId"), str)]
+        tools = [
+            t
+            for t in params.get("tools") or ()
+            if isinstance(t, dict) and isinstance(t.get("frameId"), str) and target.speaks(session, t["frameId"])
+        ]
         together = Counter(raw["frameId"] for raw in tools)  # more than one in a frame: sorted by name, not registered
         for raw in tools:
             frame = target.frame(raw["frameId"], session)
@@ -412,7 +441,7 @@ class Pages:
     def _removed(self, target: Target, session: str, params: dict[str, Any]) -> None:
         for raw in params.get("tools") or ():
             frame = target.frames.get(str(raw.get("frameId"))) if isinstance(raw, dict) else None
-            if frame is not None and isinstance(raw.get("name"), str):
+            if frame is not None and target.speaks(session, frame.id) and isinstance(raw.get("name"), str):
                 frame.changes += 1
                 if frame.listing is not None:
                     frame.listing.add(raw["name"])
@@ -575,13 +604,17 @@ class Pages:
         self, target: Target, fid: str, names: dict[str, tuple[int, bool]], titles: dict[str, str], read: bool
     ) -> None:
         """Put the titles read (``read``: the frame answered) in the frame's tools (a tool already shown is replaced,
-        so the relay hears of it)."""
+        so the relay hears of it). A frame that did not answer shows what it held without titles, and is asked once
+        more."""
         frame, untitled = target.frames.get(fid), target.untitled.get(fid)
         if frame is None or untitled is None:
             return
         for name, entry in names.items():
             if untitled.get(name) != entry:
                 continue  # registered again meanwhile: read again
+            if not read and entry[1]:
+                untitled[name] = (entry[0], False)
+                continue
             del untitled[name]
             title, tool = titles.get(name), frame.tools.get(name)
             if tool is not None and read:
