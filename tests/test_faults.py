@@ -151,6 +151,14 @@ def test_a_listing_that_never_settles_does_not_hold_up_later_ones(open_tab):
     assert tab.call("after_hang").value == "ok"
 
 
+def test_refreshing_a_tab_asks_its_iframes_too(open_tab):
+    """``refresh_tools`` asks every frame of the tab, not only the top one: an iframe whose first listing never
+    settled reports its tool when asked again."""
+    tab = open_tab("t/hung-listing-host.html")
+    eventually(lambda: "after_hang" in tab.refresh_tools().tools, 30, "the iframe's tool after its hung listing")
+    assert tab.tools["after_hang"].frame_id != 0 and tab.call("after_hang").value == "ok"
+
+
 class _Endless(http.server.BaseHTTPRequestHandler):
     """``/`` goes to ``/endless`` once loaded: a page that registers a tool and then never finishes arriving (a
     comment every 0.2 s, for up to a minute), so its document never stops parsing."""

@@ -51,12 +51,15 @@ function loaded(start) {
   });
 }
 
-// The tab goes to clients as a `tab.updated` push, sent before this reply on the same socket, so the reply
-// only names it: a tab with 1,000 tools crosses the wire once, not twice. It names the tab's DevTools target as it
-// is now (a tab's first navigation can move it to another), so the relay waits for that target's tools.
-async function settled(tabId) {
+// Once the tab's top frame (or, with `everyFrame`, each of its frames) has answered a sync, the tab goes to clients
+// as a `tab.updated` push, sent before this reply on the same socket, so the reply only names it: a tab with 1,000
+// tools crosses the wire once, not twice. It names the tab's DevTools target as it is now (a tab's first navigation
+// can move it to another), so the relay waits for that target's tools.
+async function settled(tabId, everyFrame = false) {
   rememberTab(await chrome.tabs.get(tabId));
-  await Promise.all([sync(tabId, 0), lookUpTargets()]); // (its DevTools target may be new: the relay must know it)
+  const frames = everyFrame ? (await chrome.webNavigation.getAllFrames({ tabId }))?.map((f) => f.frameId) : null;
+  const synced = (frames ?? [0]).map((frameId) => sync(tabId, frameId));
+  await Promise.all([...synced, lookUpTargets()]); // (its DevTools target may be new: the relay must know it)
   markDirty(tabId);
   flushDirty();
   return { tabId };
@@ -139,7 +142,7 @@ export const tabHandlers = {
 
   async [Method.TAB_SYNC]({ tabId }) {
     requireTab(tabId);
-    return settled(tabId);
+    return settled(tabId, true);
   },
 
   // The relay's own request (clients cannot send it): see toolOrder.
