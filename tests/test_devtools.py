@@ -133,6 +133,34 @@ def test_a_page_too_busy_to_tell_a_title_shows_its_tool_and_the_title_follows(na
         tab.close()
 
 
+@pytest.mark.parametrize("way", ["native_browser", "worker_browser"])
+def test_an_iframe_that_changes_process_both_ways_shows_the_tools_of_its_document(
+    way: str, request: pytest.FixtureRequest, server: Any
+) -> None:
+    """An iframe goes from its host's site to another (out of the host's process, into one of its own) and back,
+    twice: after each move the tab lists the tools of the document the frame shows, titled, and calls reach it."""
+    browser: wm.Browser = request.getfixturevalue(way)
+    tab = browser.open(server.url("t/moving-frame.html"))
+    try:
+        for host in ["127.0.0.1", "localhost", "127.0.0.1", "localhost"]:
+            origin = f"http://{host}:{server.port}"
+            tab.call("moveFrame", url=f"{origin}/t/cross-frame-inner.html")
+
+            def shown(origin: str = origin) -> bool:
+                tool, pin = tab.tools.get("frameGreeting"), tab.tools.get("sendPin")
+                return (
+                    tool is not None
+                    and pin is not None
+                    and tool.origin == pin.origin == origin
+                    and tool.title == "webmcp-nb: list_tabs (read-only, safe)"
+                )
+
+            eventually(shown, what=f"the frame's tools from {origin}")
+            assert tab.tools["frameGreeting"](name="Ada").value == f"hello Ada from {origin}"
+    finally:
+        tab.close()
+
+
 @pytest.mark.parametrize("path", ["t/cross-frame.html", "declarative/iframe-host.html", "flights/", "t/faults.html"])
 def test_both_ways_show_the_same_tools(native_browser: wm.Browser, worker_browser: wm.Browser, server: Any, path: str):
     """The pipe and the extension show a page's tools alike: names, titles, descriptions, schemas, annotations,

@@ -104,7 +104,8 @@ class Target:
     sessions: set[str] = field(default_factory=set)
     roots: dict[str, str] = field(default_factory=dict)
     """Frame id → the session of the cross-origin iframe it is the root of: that session alone speaks for it (its
-    parent's may still tell of the frame as it was before it left that process)."""
+    parent's may still tell of the frame as it was before it left that process), until a document commits in the
+    frame in another session's process."""
     frames: dict[str, Frame] = field(default_factory=dict)
     numbers: dict[int, Frame] = field(default_factory=dict)
     next_number: int = 1
@@ -332,8 +333,10 @@ class Pages:
 
     def _navigated(self, target: Target, session: str, params: dict[str, Any]) -> None:
         info = params.get("frame")
-        if not isinstance(info, dict) or not isinstance(info.get("id"), str) or not target.speaks(session, info["id"]):
+        if not isinstance(info, dict) or not isinstance(info.get("id"), str):
             return
+        if not target.speaks(session, info["id"]):  # a document committed here: the frame came back from its own
+            del target.roots[info["id"]]  # process (which ends after), and this session speaks for it again
         frame = target.frame(info["id"], session)
         frame.session = session
         loader = info.get("loaderId")
