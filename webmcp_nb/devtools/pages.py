@@ -134,14 +134,13 @@ class Target:
                 number = 0
             else:
                 number, self.next_number = self.next_number, self.next_number + 1
-            owner = self.roots.get(frame_id, session)
-            found = self.frames[frame_id] = self.numbers[number] = Frame(frame_id, number, owner)
+            found = self.frames[frame_id] = self.numbers[number] = Frame(frame_id, number, session)
         return found
 
-    def speaks(self, session: str, frame_id: Any) -> bool:
+    def speaks(self, session: str, frame_id: str) -> bool:
         """Whether ``session`` speaks for the frame (not a parent's session telling of a frame now out of its
         process)."""
-        return self.roots.get(str(frame_id), session) == session
+        return self.roots.get(frame_id, session) == session
 
     @property
     def holding(self) -> bool:
